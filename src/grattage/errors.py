@@ -1,0 +1,131 @@
+"""The one exception hierarchy of grattage.
+
+Every error a user can cause is one of these; entry points map the branches to HTTP statuses
+(``grattage.entrypoints.http_errors``) and CLI exit codes (``grattage.entrypoints.cli``), each in
+one place. Messages name the offending value with ``{value!r}``. ``code`` is the stable
+machine-readable name sent as ``{"error": code}`` by the API.
+
+    GrattageError
+    ├── InvalidInput ..................... the caller sent something malformed (422 / exit 2)
+    │   ├── UnknownGame                    no game of that name
+    │   ├── InvalidChoice                  a missing or unknown zodiac sign, a choice a game refuses
+    │   ├── InvalidTicket                  a ticket document that breaks a rule of its game
+    │   ├── InvalidPrizeTable              a prize-table file the game cannot use, naming the row
+    │   ├── PrizeNotOffered                a prize the table has no tier for
+    │   ├── InvalidBlockFile               a block file that is malformed, truncated or tampered
+    │   ├── InvalidZone                    a zone id the ticket does not have
+    │   └── ZoneNotRevealable              a zone that cannot be revealed yet (Astro's banner)
+    ├── VerificationFailed ............... well-formed data that does not prove what it must (exit 1)
+    ├── NotFound ......................... no such thing, or not yours (404)
+    ├── Unauthorized ..................... no valid credentials (401)
+    │   └── AccountLocked                  too many failed log-ins
+    ├── Forbidden ........................ valid credentials without the right (403)
+    │   └── SelfExcluded                   the player excluded themself from play
+    ├── Conflict ......................... the request clashes with the current state (409)
+    │   ├── InsufficientBalance            the balance cannot pay the stake
+    │   ├── SoldOut                        no open block of the game has an unsold unit
+    │   ├── IdempotencyConflict            an idempotency key reused with another request
+    │   ├── LimitReached                   a responsible-gaming limit would be exceeded
+    │   └── AlreadyExists                  e.g. an e-mail address already registered
+    └── Unavailable ...................... the system cannot serve right now, retry later (503)
+"""
+
+from __future__ import annotations
+
+
+class GrattageError(Exception):
+    """Base of every error grattage raises on purpose."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(GrattageError):
+    code = "invalid_input"
+
+
+class UnknownGame(InvalidInput):
+    code = "unknown_game"
+
+
+class InvalidChoice(InvalidInput):
+    code = "invalid_choice"
+
+
+class InvalidTicket(InvalidInput):
+    code = "invalid_ticket"
+
+
+class InvalidPrizeTable(InvalidInput):
+    code = "invalid_prize_table"
+
+
+class PrizeNotOffered(InvalidInput):
+    code = "prize_not_offered"
+
+
+class InvalidBlockFile(InvalidInput):
+    code = "invalid_block_file"
+
+
+class InvalidZone(InvalidInput):
+    code = "invalid_zone"
+
+
+class ZoneNotRevealable(InvalidInput):
+    code = "zone_not_revealable"
+
+
+class VerificationFailed(GrattageError):
+    code = "verification_failed"
+
+
+class NotFound(GrattageError):
+    code = "not_found"
+
+
+class Unauthorized(GrattageError):
+    code = "unauthorized"
+
+
+class AccountLocked(Unauthorized):
+    code = "account_locked"
+
+
+class Forbidden(GrattageError):
+    code = "forbidden"
+
+
+class SelfExcluded(Forbidden):
+    code = "self_excluded"
+
+
+class Conflict(GrattageError):
+    code = "conflict"
+
+
+class InsufficientBalance(Conflict):
+    code = "insufficient_balance"
+
+
+class SoldOut(Conflict):
+    code = "sold_out"
+
+
+class IdempotencyConflict(Conflict):
+    code = "idempotency_conflict"
+
+
+class LimitReached(Conflict):
+    code = "limit_reached"
+
+
+class AlreadyExists(Conflict):
+    code = "already_exists"
+
+
+class Unavailable(GrattageError):
+    code = "unavailable"

@@ -1,0 +1,199 @@
+"""Cash 500 000 € — the regulation of 16 March 2009, played as a 5 € online scratch ticket.
+
+**Ticket.** "Vos numéros": 20 stars, each hiding a number and an amount; "Numéros gagnants":
+5 clovers, each hiding a number. Numbers come from :data:`NUMBERS` (1–40 without 5, 10 and 20),
+at most once per zone; every amount is one of the table's amounts (art. 4.2).
+
+**Win rule** (art. 4.4): the prize is the sum of the amounts of the stars whose number is also
+a winning number; several matches form one indivisible prize. Nothing else wins.
+
+**Design policy** (what :meth:`Cash.design` shows for a prize):
+
+* A prize is shown as 1 to 5 matches whose amounts, each one of the table's amounts, add up to
+  the prize. The ways to do so are all multisets of at most 5 amounts with that sum, listed once
+  per table; the design picks one of them uniformly (so 5 € is always one match, 10 € is one
+  10 € or two 5 €, 500 000 € is one 500 000 € or five 100 000 €).
+* Drawing 25 distinct numbers uniformly from the 37: the first 5 are the winning numbers, the
+  first ``k`` of those are the matched stars, the other 20 − k numbers are decoys that match
+  nothing. A losing ticket (``k = 0``) therefore never has a match.
+* A decoy star's amount is drawn uniformly from the table's amounts; then the 20 stars are
+  shuffled. Winning numbers are shown in increasing order.
+* Every draw goes through the ``rng`` passed in, so a design is a pure function of its state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from grattage.errors import InvalidChoice, InvalidPrizeTable, InvalidTicket, PrizeNotOffered
+from grattage.games.base import Game, TicketDocument, _is_int, require_game
+from grattage.games.money import format_euros
+from grattage.games.randomness import Randomness
+from grattage.games.table import PrizeTable
+
+NUMBERS: tuple[int, ...] = tuple(n for n in range(1, 41) if n not in (5, 10, 20))
+STARS = 20
+CLOVERS = 5
+MAX_MATCHES = CLOVERS
+_NUMBER_SET = frozenset(NUMBERS)
+
+Decomposition = tuple[int, ...]
+
+
+def decompositions(prize: int, amounts: tuple[int, ...], max_parts: int) -> list[Decomposition]:
+    """Every multiset of at most ``max_parts`` of ``amounts`` summing to ``prize``, largest first."""
+    ordered = sorted(set(amounts), reverse=True)
+    found: list[Decomposition] = []
+
+    def extend(remaining: int, start: int, parts: tuple[int, ...]) -> None:
+        if remaining == 0:
+            found.append(parts)
+            return
+        if len(parts) == max_parts:
+            return
+        for i in range(start, len(ordered)):
+            amount = ordered[i]
+            if amount <= remaining and amount * (max_parts - len(parts)) >= remaining:
+                extend(remaining - amount, i, (*parts, amount))
+
+    extend(prize, 0, ())
+    return found
+
+
+class Cash(Game):
+    name = "cash"
+    title = "Cash 500 000 €"
+    price_cents = 500
+    base_block_size = 12_000_000
+    allows_block_multiples = False
+    rules_version = "cash/2009-03-16/design-v1"
+    choices = ()
+    zones = (
+        *(f"your_numbers/{i}" for i in range(STARS)),
+        *(f"winning_numbers/{i}" for i in range(CLOVERS)),
+    )
+
+    def _prepare(self, table: PrizeTable) -> None:
+        self.amounts: tuple[int, ...] = table.amounts_cents or tuple(
+            sorted((t.prize_cents for t in table.tiers), reverse=True)
+        )
+        self._amount_set = frozenset(self.amounts)
+        self._ways: dict[int, list[Decomposition]] = {}
+        for tier in table.tiers:
+            if tier.shows:
+                raise InvalidPrizeTable(
+                    f"row {tier.index}: Cash tiers take no 'shows' (a prize is a sum of amounts)"
+                )
+            ways = decompositions(tier.prize_cents, self.amounts, MAX_MATCHES)
+            if not ways:
+                raise InvalidPrizeTable(
+                    f"row {tier.index}: no sum of at most {MAX_MATCHES} of the table's amounts "
+                    f"makes the prize {format_euros(tier.prize_cents)} ({tier.prize_cents!r} cents)"
+                )
+            self._ways[tier.prize_cents] = ways
+
+    def ways_to_show(self, prize_cents: int) -> list[Decomposition]:
+        """The match amounts :meth:`design` may use for ``prize_cents`` (policy, see module)."""
+        if prize_cents not in self._ways:
+            self.tier_for(prize_cents)
+        return list(self._ways[prize_cents])
+
+    def design(
+        self, prize_cents: int, rng: Randomness, choice: str | None = None
+    ) -> TicketDocument:
+        if choice is not None:
+            raise InvalidChoice(f"cash takes no choice, got {choice!r}")
+        if prize_cents == 0:
+            parts: Decomposition = ()
+        else:
+            ways = self._ways.get(prize_cents)
+            if ways is None:
+                raise PrizeNotOffered(
+                    f"cash's table has no prize of {format_euros(prize_cents)} "
+                    f"({prize_cents!r} cents)"
+                )
+            parts = ways[rng.below(len(ways))]
+        matches = len(parts)
+        pool = list(NUMBERS)
+        size = len(pool)
+        drawn = CLOVERS + STARS - matches
+        for i in range(drawn):  # partial Fisher–Yates, as randomness.sample
+            j = i + rng.below(size - i)
+            pool[i], pool[j] = pool[j], pool[i]
+        winning = pool[:CLOVERS]
+        amounts = self.amounts
+        stars = [{"number": winning[i], "amount_cents": parts[i]} for i in range(matches)]
+        stars.extend(
+            {"number": number, "amount_cents": amounts[rng.below(len(amounts))]}
+            for number in pool[CLOVERS:drawn]
+        )
+        for i in range(STARS - 1):
+            j = i + rng.below(STARS - i)
+            stars[i], stars[j] = stars[j], stars[i]
+        return {
+            "game": self.name,
+            "winning_numbers": sorted(winning),
+            "your_numbers": stars,
+            "prize_cents": prize_cents,
+        }
+
+    def _read(self, ticket: Mapping[str, Any]) -> tuple[list[int], list[tuple[int, int]]]:
+        """The visible content, checked against every rule of art. 4.2."""
+        require_game(ticket, self.name)
+        winning = ticket.get("winning_numbers")
+        if not isinstance(winning, list):
+            raise InvalidTicket(f"winning_numbers must be a list, got {winning!r}")
+        if len(winning) != CLOVERS:
+            raise InvalidTicket(
+                f"winning_numbers holds exactly {CLOVERS} numbers, got {len(winning)}: {winning!r}"
+            )
+        for number in winning:
+            self._check_number(number, "winning_numbers")
+        if len(set(winning)) != CLOVERS:
+            raise InvalidTicket(f"a winning number appears twice in {winning!r}")
+        stars = ticket.get("your_numbers")
+        if not isinstance(stars, list):
+            raise InvalidTicket(f"your_numbers must be a list, got {stars!r}")
+        if len(stars) != STARS:
+            raise InvalidTicket(f"your_numbers holds exactly {STARS} stars, got {len(stars)}")
+        read: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for position, star in enumerate(stars):
+            if not isinstance(star, Mapping) or set(star) != {"number", "amount_cents"}:
+                raise InvalidTicket(
+                    f"your_numbers/{position} must be {{number, amount_cents}}, got {star!r}"
+                )
+            number, amount = star["number"], star["amount_cents"]
+            self._check_number(number, f"your_numbers/{position}")
+            if number in seen:
+                raise InvalidTicket(f"the number {number!r} appears twice in your_numbers")
+            seen.add(number)
+            if not _is_int(amount) or amount not in self._amount_set:
+                raise InvalidTicket(
+                    f"your_numbers/{position} shows the amount {amount!r}, "
+                    f"not one of the table's amounts"
+                )
+            read.append((number, amount))
+        return winning, read
+
+    @staticmethod
+    def _check_number(number: object, where: str) -> None:
+        if not _is_int(number) or number not in _NUMBER_SET:
+            raise InvalidTicket(
+                f"{where}: {number!r} is not one of the game's 37 numbers (1–40 without 5, 10, 20)"
+            )
+
+    def evaluate(self, ticket: Mapping[str, Any]) -> int:
+        winning, stars = self._read(ticket)
+        winning_set = set(winning)
+        return sum(amount for number, amount in stars if number in winning_set)
+
+    def validate(self, ticket: Mapping[str, Any]) -> None:
+        won = self.evaluate(ticket)
+        self._check_stated_prize(ticket, won)
+
+    def zone_content(self, ticket: Mapping[str, Any], zone: str) -> Any:
+        self.check_zone(zone)
+        area, _, index = zone.partition("/")
+        return ticket[area][int(index)]

@@ -1,0 +1,47 @@
+"""Money is integer euro cents; these helpers only format and parse it, never with floats."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal
+from fractions import Fraction
+
+from grattage.errors import InvalidInput
+
+_NARROW_NBSP = "\u202f"
+
+
+def format_euros(cents: int) -> str:
+    """``50000000`` → ``'500 000 €'``; ``250`` → ``'2,50 €'`` (French style)."""
+    sign = "-" if cents < 0 else ""
+    euros, rest = divmod(abs(cents), 100)
+    grouped = f"{euros:,}".replace(",", _NARROW_NBSP)
+    if rest:
+        return f"{sign}{grouped},{rest:02d} €"
+    return f"{sign}{grouped} €"
+
+
+def parse_euros(text: str) -> int:
+    """``'5'``, ``'2.50'`` or ``'2,50'`` euros → cents; refuses fractions of a cent."""
+    cleaned = text.strip().replace(",", ".").replace(" ", "").replace(_NARROW_NBSP, "")
+    try:
+        value = Decimal(cleaned)
+    except ArithmeticError:
+        raise InvalidInput(f"not an amount in euros: {text!r}") from None
+    if not value.is_finite() or value < 0:
+        raise InvalidInput(f"not an amount in euros: {text!r}")
+    cents = value * 100
+    if cents != cents.to_integral_value():
+        raise InvalidInput(f"an amount in euros has at most 2 decimals: {text!r}")
+    return int(cents)
+
+
+def format_ratio(value: Fraction, places: int = 2) -> str:
+    """An exact ratio rounded for display (``Fraction(383, 100)`` → ``'3.83'``)."""
+    quantum = Decimal(1).scaleb(-places)
+    exact = Decimal(value.numerator) / Decimal(value.denominator)
+    return str(exact.quantize(quantum, rounding=ROUND_HALF_EVEN))
+
+
+def format_percent(value: Fraction, places: int = 3) -> str:
+    """``Fraction(3, 4)`` → ``'75.000'`` (a percentage, exact up to rounding for display)."""
+    return format_ratio(value * 100, places)

@@ -1,0 +1,102 @@
+"""Randomness as a value passed into the rules — never a global generator.
+
+Ticket designs must be reproducible by anyone (a fairness proof re-derives what the player saw),
+so the draws are specified here down to the byte, using only the standard library:
+
+* :class:`SeededRandomness` expands a seed with SHAKE-256 into 512-byte chunks,
+  ``chunk_i = SHAKE256("grattage/rng/v1" || len(seed) as u32 || seed || i as u32)``, read as
+  big-endian unsigned 32-bit words.
+* ``below(n)`` takes the next word ``w`` and rejects it while ``w >= 2**32 - 2**32 % n`` (so every
+  residue is equally likely), then answers ``w % n``.
+* :func:`sample` is a partial Fisher–Yates shuffle: for ``i`` in ``0..k-1`` it swaps item ``i``
+  with item ``i + below(len - i)``.
+
+:class:`SystemRandomness` answers ``below`` from the operating system's CSPRNG, for draws that
+must not be reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import struct
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
+
+_DOMAIN = b"grattage/rng/v1"
+_CHUNK_BYTES = 512
+_WORDS_PER_CHUNK = _CHUNK_BYTES // 4
+_WORDS = struct.Struct(f">{_WORDS_PER_CHUNK}I")
+_WORD_SPACE = 1 << 32
+
+
+class Randomness(Protocol):
+    """The one operation the rules need: a uniform integer in ``range(n)``."""
+
+    def below(self, n: int) -> int: ...
+
+
+class SeededRandomness:
+    """A deterministic, portable stream of uniform draws derived from ``seed``."""
+
+    __slots__ = ("_chunk_index", "_prefix", "_words", "_position")
+
+    def __init__(self, seed: bytes) -> None:
+        self._prefix = _DOMAIN + len(seed).to_bytes(4, "big") + seed
+        self._chunk_index = 0
+        self._words: tuple[int, ...] = ()
+        self._position = 0
+
+    def _next_word(self) -> int:
+        if self._position == len(self._words):
+            chunk = hashlib.shake_256(
+                self._prefix + self._chunk_index.to_bytes(4, "big")
+            ).digest(_CHUNK_BYTES)
+            self._words = _WORDS.unpack(chunk)
+            self._chunk_index += 1
+            self._position = 0
+        word = self._words[self._position]
+        self._position += 1
+        return word
+
+    def below(self, n: int) -> int:
+        if not 0 < n <= _WORD_SPACE:
+            raise ValueError(f"below() needs 0 < n <= 2**32, got {n!r}")
+        limit = _WORD_SPACE - _WORD_SPACE % n
+        word = self._next_word()
+        while word >= limit:
+            word = self._next_word()
+        return word % n
+
+
+class SystemRandomness:
+    """Uniform draws from the operating system's CSPRNG (``secrets``)."""
+
+    __slots__ = ()
+
+    def below(self, n: int) -> int:
+        return secrets.randbelow(n)
+
+
+def sample(rng: Randomness, population: Sequence[T], k: int) -> list[T]:
+    """``k`` distinct items of ``population`` in random order (partial Fisher–Yates)."""
+    items = list(population)
+    size = len(items)
+    if not 0 <= k <= size:
+        raise ValueError(f"cannot sample {k!r} items from {size!r}")
+    for i in range(k):
+        j = i + rng.below(size - i)
+        items[i], items[j] = items[j], items[i]
+    return items[:k]
+
+
+def shuffled(rng: Randomness, items: Sequence[T]) -> list[T]:
+    """All of ``items`` in a uniformly random order."""
+    return sample(rng, items, len(items))
+
+
+def choice(rng: Randomness, items: Sequence[T]) -> T:
+    """One item of ``items``, uniformly."""
+    return items[rng.below(len(items))]

@@ -1,0 +1,35 @@
+"""Shared test configuration.
+
+In CI (``GRATTAGE_REQUIRE_POSTGRES`` / ``GRATTAGE_REQUIRE_BROWSER`` set) a test that would be
+skipped for want of PostgreSQL or Chromium fails instead, so a green run proves they ran.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", max_examples=200, deadline=None)
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+REQUIRED_SKIPS = {
+    "postgres": "GRATTAGE_REQUIRE_POSTGRES",
+    "browser": "GRATTAGE_REQUIRE_BROWSER",
+}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped:
+        return
+    for marker, flag in REQUIRED_SKIPS.items():
+        if item.get_closest_marker(marker) and os.environ.get(flag):
+            report.outcome = "failed"
+            report.longrepr = f"{flag} is set, so this {marker} test may not be skipped: " + str(
+                report.longrepr
+            )
