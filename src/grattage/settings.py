@@ -29,5 +29,7 @@ class Settings(BaseSettings):
     sweep_interval_seconds: Annotated[float, Field(gt=0)] = 1.0
     """How often the server's background sweeper looks for tickets to finish."""
     run_sweeper: bool = True
+    migrate_on_start: bool = True
+    """Bring the schema up to date when the app starts (``serve`` does it once, before workers)."""
     secure_cookies: bool = False
     """Mark the session cookie ``Secure`` (set behind HTTPS)."""

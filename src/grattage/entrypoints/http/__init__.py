@@ -41,7 +41,9 @@ def create_app(
 ) -> FastAPI:
     """The app: the API under ``/api``, OpenAPI at ``/docs``, the pages at ``/`` (last)."""
     settings = settings or Settings()
-    platform = platform or build_platform(settings, clock=clock)
+    platform = platform or build_platform(
+        settings, clock=clock, run_migrations=settings.migrate_on_start
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -68,3 +70,8 @@ def create_app(
         if STATIC_DIR.is_dir():  # the pages ship separately; the API works without them
             mount_pages(app)
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app of ``grattage serve`` (a uvicorn factory, one per worker process)."""
+    return create_app(Settings())
