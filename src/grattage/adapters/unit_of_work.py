@@ -57,3 +57,7 @@ class SqlUnitOfWork:
     def read(self) -> Iterator[SqlRepositories]:
         with self._transaction(write=False) as repositories:
             yield repositories
+
+    def close(self) -> None:
+        """Release the connections (tests, shutdown)."""
+        self.engine.dispose()
