@@ -8,11 +8,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from support import World
-
 from grattage.errors import InsufficientBalance, SoldOut
 from grattage.service import tickets
 from grattage.service.emissions import list_blocks
+from support import World
 
 
 def race(count: int, attempt: Callable[[int], Any]) -> list[Any]:

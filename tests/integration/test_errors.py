@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
+
 from support import PASSWORD, World
 
 CSRF = {"X-Grattage-CSRF": "1"}
