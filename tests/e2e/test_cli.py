@@ -82,9 +82,10 @@ def test_reconcile_lists_every_discrepancy_of_a_corrupted_ledger_and_exits_1(
     with world.platform.uow.write() as repos:
         sql = repos.connection.exec_driver_sql  # type: ignore[attr-defined]
         sql(f"UPDATE accounts SET balance_cents = balance_cents + 1 WHERE player_id = {player}")
-        sql(
-            f"DELETE FROM entries WHERE movement_id IN (SELECT id FROM movements WHERE kind = 'prize' AND ticket_id = {winner['id']})"
+        prize_movements = (
+            f"SELECT id FROM movements WHERE kind = 'prize' AND ticket_id = {winner['id']}"
         )
+        sql(f"DELETE FROM entries WHERE movement_id IN ({prize_movements})")
         sql(f"DELETE FROM movements WHERE kind = 'prize' AND ticket_id = {winner['id']}")
         sql(f"UPDATE blocks SET sold = sold + 1 WHERE id = {winner['document']['block']}")
         sql("INSERT INTO entries (movement_id, account_id, amount_cents) VALUES (1, 1, 7)")
