@@ -10,12 +10,24 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, insert, literal, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    and_,
+    bindparam,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from grattage.adapters.tables import (
+    UtcDateTime,
     accounts,
     block_chunks,
     blocks,
@@ -42,6 +54,72 @@ from grattage.service.model import (
 )
 
 _MAX_UNIT_ATTEMPTS = 50
+
+# The statements of a sale, built once: building a SQLAlchemy expression costs more than
+# running it on SQLite, and these run on every purchase.
+_PLAYER_ACCOUNT = select(accounts.c.id, accounts.c.balance_cents).where(
+    accounts.c.player_id == bindparam("player_id")
+)
+_CHANGE_PLAYER_BALANCE = (
+    update(accounts)
+    .where(
+        accounts.c.id == bindparam("account_id"),
+        accounts.c.kind == "player",
+        accounts.c.balance_cents + bindparam("amount", type_=BigInteger) >= 0,
+    )
+    .values(balance_cents=accounts.c.balance_cents + bindparam("amount", type_=BigInteger))
+    .returning(accounts.c.balance_cents)
+)
+_INSERT_MOVEMENT = insert(movements).returning(movements.c.id)
+_INSERT_ENTRIES = insert(entries)
+_OPEN_BLOCK_WITH_UNITS = (
+    select(blocks.c.id)
+    .where(blocks.c.game == bindparam("game"), blocks.c.state == "open")
+    .where(blocks.c.sold < blocks.c.size)
+    .order_by(blocks.c.id)
+    .limit(1)
+)
+_TAKE_UNIT = (
+    update(blocks)
+    .where(
+        blocks.c.id == bindparam("block_id"),
+        blocks.c.state == "open",
+        blocks.c.sold < blocks.c.size,
+    )
+    .values(sold=blocks.c.sold + 1)
+    .returning(blocks.c.sold, blocks.c.size)
+)
+_SEALED_TIER = select(func.substr(block_chunks.c.sealed_tiers, bindparam("offset"), 1)).where(
+    block_chunks.c.block_id == bindparam("block_id"), block_chunks.c.chunk == bindparam("chunk")
+)
+_INSERT_TICKET = insert(tickets).returning(tickets.c.id)
+_TICKET_BY_ID = select(tickets).where(tickets.c.id == bindparam("ticket_id"))
+_TICKET_BY_ID_FOR_UPDATE = _TICKET_BY_ID.with_for_update()
+
+
+def _due_query(for_player: bool) -> Any:
+    query = (
+        select(tickets.c.id)
+        .where(
+            tickets.c.state == "playing",
+            or_(
+                tickets.c.last_action_at <= bindparam("abandon_cutoff", type_=UtcDateTime),
+                and_(
+                    tickets.c.game.in_(bindparam("games", expanding=True)),
+                    tickets.c.last_action_at <= bindparam("inactivity_cutoff", type_=UtcDateTime),
+                ),
+            ),
+        )
+        .order_by(tickets.c.id)
+        .limit(bindparam("limit"))
+    )
+    if for_player:
+        query = query.where(tickets.c.player_id == bindparam("player_id"))
+    return query
+
+
+_DUE = _due_query(for_player=False)
+_DUE_FOR_PLAYER = _due_query(for_player=True)
 
 
 class SqlPlayers:
@@ -199,14 +277,8 @@ class SqlLedger:
             if leg.account_id in house:
                 continue
             new_balance = self.db.execute(
-                update(accounts)
-                .where(
-                    accounts.c.id == leg.account_id,
-                    accounts.c.kind == "player",
-                    accounts.c.balance_cents + leg.amount_cents >= 0,
-                )
-                .values(balance_cents=accounts.c.balance_cents + leg.amount_cents)
-                .returning(accounts.c.balance_cents)
+                _CHANGE_PLAYER_BALANCE,
+                {"account_id": leg.account_id, "amount": leg.amount_cents},
             ).scalar()
             if new_balance is None:
                 raise InsufficientBalance(f"the balance cannot pay {-leg.amount_cents} cents")
@@ -224,12 +296,11 @@ class SqlLedger:
         if sum(leg.amount_cents for leg in legs) != 0:
             raise ValueError(f"an unbalanced movement: {legs!r}")
         movement_id = self.db.execute(
-            insert(movements)
-            .values(kind=kind, player_id=player_id, ticket_id=ticket_id, created_at=now)
-            .returning(movements.c.id)
+            _INSERT_MOVEMENT,
+            {"kind": kind, "player_id": player_id, "ticket_id": ticket_id, "created_at": now},
         ).scalar_one()
         self.db.execute(
-            insert(entries),
+            _INSERT_ENTRIES,
             [
                 {
                     "movement_id": movement_id,
@@ -340,16 +411,7 @@ class SqlBlocks:
                 if self.open_next_pending(game) is None:
                     raise SoldOut(f"{game} is sold out: no open block has a ticket left")
                 continue
-            taken = self.db.execute(
-                update(blocks)
-                .where(
-                    blocks.c.id == candidate,
-                    blocks.c.state == "open",
-                    blocks.c.sold < blocks.c.size,
-                )
-                .values(sold=blocks.c.sold + 1)
-                .returning(blocks.c.sold, blocks.c.size)
-            ).first()
+            taken = self.db.execute(_TAKE_UNIT, {"block_id": candidate}).first()
             if taken is None:
                 continue  # another buyer took the block's last unit first
             if taken.sold == taken.size:
@@ -361,9 +423,7 @@ class SqlBlocks:
     def sealed_tier(self, block: Block, position: int) -> bytes:
         chunk, offset = divmod(position, block.chunk_units)
         data = self.db.execute(
-            select(func.substr(block_chunks.c.sealed_tiers, offset + 1, 1)).where(
-                block_chunks.c.block_id == block.id, block_chunks.c.chunk == chunk
-            )
+            _SEALED_TIER, {"offset": offset + 1, "block_id": block.id, "chunk": chunk}
         ).scalar_one()
         return bytes(data)
 
@@ -443,37 +503,30 @@ class SqlTickets:
         finished_by: FinishedBy | None = None,
         revealed: str = "[]",
     ) -> int:
-        return int(
-            self.db.execute(
-                insert(tickets)
-                .values(
-                    player_id=player_id,
-                    game=game,
-                    block_id=unit.block_id,
-                    position=unit.position,
-                    mode=mode,
-                    sign=sign,
-                    stake_cents=stake_cents,
-                    prize_cents=prize_cents,
-                    document=document,
-                    revealed=revealed,
-                    state="playing" if finished_by is None else "finished",
-                    created_at=now,
-                    last_action_at=now,
-                    finished_at=None if finished_by is None else now,
-                    finished_by=finished_by,
-                    balance_before_cents=balance_before_cents,
-                    balance_after_cents=balance_after_cents,
-                )
-                .returning(tickets.c.id)
-            ).scalar_one()
-        )
+        values = {
+            "player_id": player_id,
+            "game": game,
+            "block_id": unit.block_id,
+            "position": unit.position,
+            "mode": mode,
+            "sign": sign,
+            "stake_cents": stake_cents,
+            "prize_cents": prize_cents,
+            "document": document,
+            "revealed": revealed,
+            "state": "playing" if finished_by is None else "finished",
+            "created_at": now,
+            "last_action_at": now,
+            "finished_at": None if finished_by is None else now,
+            "finished_by": finished_by,
+            "balance_before_cents": balance_before_cents,
+            "balance_after_cents": balance_after_cents,
+        }
+        return int(self.db.execute(_INSERT_TICKET, values).scalar_one())
 
     def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None:
-        query = select(tickets).where(tickets.c.id == ticket_id)
-        if for_update:
-            query = query.with_for_update()
-        row = self.db.execute(query).first()
+        query = _TICKET_BY_ID_FOR_UPDATE if for_update else _TICKET_BY_ID
+        row = self.db.execute(query, {"ticket_id": ticket_id}).first()
         return None if row is None else _ticket(row)
 
     def set_revealed(self, ticket_id: int, revealed: str, now: datetime) -> None:
@@ -513,24 +566,17 @@ class SqlTickets:
         player_id: int | None = None,
         limit: int = 500,
     ) -> list[int]:
-        query = (
-            select(tickets.c.id)
-            .where(
-                tickets.c.state == "playing",
-                or_(
-                    tickets.c.last_action_at <= abandon_cutoff,
-                    and_(
-                        tickets.c.game.in_(inactivity_games),
-                        tickets.c.last_action_at <= inactivity_cutoff,
-                    ),
-                ),
-            )
-            .order_by(tickets.c.id)
-            .limit(limit)
-        )
+        parameters = {
+            "abandon_cutoff": abandon_cutoff,
+            "inactivity_cutoff": inactivity_cutoff,
+            "games": list(inactivity_games),
+            "limit": limit,
+        }
+        query = _DUE
         if player_id is not None:
-            query = query.where(tickets.c.player_id == player_id)
-        return [int(ticket_id) for ticket_id in self.db.execute(query).scalars()]
+            query = _DUE_FOR_PLAYER
+            parameters["player_id"] = player_id
+        return [int(ticket_id) for ticket_id in self.db.execute(query, parameters).scalars()]
 
     def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]:
         query = (

@@ -135,6 +135,8 @@ def _sell(
     prize_legs = [Leg(account_id, prize), Leg(repos.ledger.house_account(HOUSE_PRIZES), -prize)]
     if auto and prize:
         balance_after = repos.ledger.apply(prize_legs)[account_id]
+    document_json = json.dumps(document, separators=(",", ":"))
+    revealed = json.dumps(list(loaded.game.zones)) if auto else "[]"
     ticket_id = repos.tickets.add(
         player_id=player_id,
         game=game.name,
@@ -143,19 +145,36 @@ def _sell(
         sign=sign,
         stake_cents=stake,
         prize_cents=prize,
-        document=json.dumps(document, separators=(",", ":")),
+        document=document_json,
         now=now,
         balance_before_cents=balance_before,
         balance_after_cents=balance_after,
         finished_by="auto" if auto else None,
-        revealed=json.dumps(list(loaded.game.zones)) if auto else "[]",
+        revealed=revealed,
     )
     repos.ledger.record("stake", stake_legs, now, player_id, ticket_id)
     if auto and prize:
         repos.ledger.record("prize", prize_legs, now, player_id, ticket_id)
-    ticket = repos.tickets.get(ticket_id)
-    assert ticket is not None
-    return ticket
+    return Ticket(
+        id=ticket_id,
+        player_id=player_id,
+        game=game.name,
+        block_id=unit.block_id,
+        position=unit.position,
+        mode=mode,
+        sign=sign,
+        stake_cents=stake,
+        prize_cents=prize,
+        document=document_json,
+        revealed=revealed,
+        state="finished" if auto else "playing",
+        created_at=now,
+        last_action_at=now,
+        finished_at=now if auto else None,
+        finished_by="auto" if auto else None,
+        balance_before_cents=balance_before,
+        balance_after_cents=balance_after,
+    )
 
 
 def _view(platform: Platform, repos: Repositories, ticket: Ticket) -> dict[str, Any]:
