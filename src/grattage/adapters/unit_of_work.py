@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import Connection, Engine
 
@@ -42,8 +43,14 @@ class SqlUnitOfWork:
         self._house_ids: dict[str, int] = {}
         self._group: GroupCommitter | None = None
         if is_sqlite(engine):
+            database = engine.url.database
+            lock_path = (
+                Path(f"{database}.write-lock") if database and database != ":memory:" else None
+            )
             self._group = GroupCommitter(
-                engine, lambda connection: SqlRepositories(connection, self._house_ids)
+                engine,
+                lambda connection: SqlRepositories(connection, self._house_ids),
+                lock_path=lock_path,
             )
 
     @contextmanager
