@@ -32,6 +32,16 @@ MAX_BATCH = 64
 """Transactions one commit may hold: bounds what waits behind a long queue."""
 
 
+class _Batch:
+    """The transactions one commit holds; its callers wait on ``done``."""
+
+    def __init__(self, transaction: RootTransaction) -> None:
+        self.transaction = transaction
+        self.size = 0
+        self.done = threading.Event()
+        self.failure: BaseException | None = None
+
+
 class GroupCommitter:
     def __init__(
         self,
@@ -40,49 +50,41 @@ class GroupCommitter:
         lock_path: Path | None = None,
     ) -> None:
         self._engine = engine
+        self._make_repositories = make_repositories
         self._lock_path = lock_path
         self._lock_file: int | None = None
-        self._make_repositories = make_repositories
-        self._condition = threading.Condition()
-        self._busy = False  # a transaction is running statements on the connection
+        # Plain locks, not a Condition: waking a crowd of waiters on every commit cost more
+        # CPU than the sales themselves.
+        self._turn = threading.Lock()  # held while a transaction uses the connection
+        self._counter = threading.Lock()
         self._queued = 0  # transactions waiting for their turn
-        self._batch = 0  # transactions in the open, uncommitted batch
-        self._generation = 0  # number of the open batch
-        self._committed = 0  # last batch committed
-        self._failures: dict[int, BaseException] = {}
         self._connection: Connection | None = None
-        self._transaction: RootTransaction | None = None
+        self._batch: _Batch | None = None
 
-    def _begin_if_needed(self) -> Connection:
+    def _open_batch(self) -> tuple[Connection, _Batch]:
         if self._connection is None or self._connection.closed:
             self._connection = self._engine.connect()
             self._connection.execution_options(**{WRITE_OPTION: True})
-        if self._transaction is None:
+        if self._batch is None:
             self._lock_processes()
             try:
-                self._transaction = self._connection.begin()
+                self._batch = _Batch(self._connection.begin())
             except BaseException:
                 self._unlock_processes()
                 raise
-            self._generation += 1
-            self._failures.pop(self._generation - MAX_BATCH * 4, None)
-        return self._connection
+        return self._connection, self._batch
 
     @contextmanager
     def write(self) -> Iterator[Any]:
-        with self._condition:
+        with self._counter:
             self._queued += 1
-            while self._busy:
-                self._condition.wait()
-            self._busy = True
+        self._turn.acquire()
+        with self._counter:
             self._queued -= 1
         try:
-            connection = self._begin_if_needed()
-            generation = self._generation
+            connection, batch = self._open_batch()
         except BaseException:
-            with self._condition:
-                self._busy = False
-                self._condition.notify_all()
+            self._turn.release()
             raise
         error: BaseException | None = None
         savepoint = connection.begin_nested()
@@ -93,38 +95,31 @@ class GroupCommitter:
             error = raised
             if savepoint.is_active:
                 savepoint.rollback()
-        with self._condition:
-            self._batch += 1
-            if self._queued == 0 or self._batch >= MAX_BATCH:
-                self._commit(generation)
-            self._busy = False
-            self._condition.notify_all()
-            while error is None and self._committed < generation:
-                if generation in self._failures:
-                    break
-                self._condition.wait()
-            failure = self._failures.get(generation)
+        batch.size += 1
+        with self._counter:
+            last = self._queued == 0 or batch.size >= MAX_BATCH
+        if last:
+            self._commit(batch)
+        self._turn.release()
         if error is not None:
             raise error
-        if failure is not None:
-            raise Unavailable("the database could not save this change; retry") from failure
+        batch.done.wait()
+        if batch.failure is not None:
+            raise Unavailable("the database could not save this change; retry") from batch.failure
 
-    def _commit(self, generation: int) -> None:
-        """Commit the open batch (called holding the condition, with the connection idle)."""
-        transaction, self._transaction = self._transaction, None
-        self._batch = 0
-        assert transaction is not None
+    def _commit(self, batch: _Batch) -> None:
+        """Commit the open batch (called holding the turn) and wake its callers."""
+        self._batch = None
         try:
-            transaction.commit()
+            batch.transaction.commit()
         except Exception as failed:
-            self._failures[generation] = failed
+            batch.failure = failed
             if self._connection is not None:
                 self._connection.invalidate()
                 self._connection = None
-            return
         finally:
             self._unlock_processes()
-        self._committed = generation
+            batch.done.set()
 
     def _lock_processes(self) -> None:
         if self._lock_path is None:
@@ -138,7 +133,7 @@ class GroupCommitter:
             fcntl.flock(self._lock_file, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        with self._condition:
+        with self._turn:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None

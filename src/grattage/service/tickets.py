@@ -69,21 +69,24 @@ def buy(
     now = platform.clock.now()
     with platform.uow.write() as repos:
         _finish_due(platform, repos, now, player_id)
-        if idempotency_key is not None and not repos.idempotency.add(
+        replayed = idempotency_key is not None and not repos.idempotency.add(
             player_id, idempotency_key, request_hash, now
-        ):
-            return _replay(platform, repos, player_id, idempotency_key, request_hash), True
-        ticket = _sell(
-            platform, repos, player_id, game=game, mode=cast(Mode, mode), sign=sign, now=now
         )
-        if idempotency_key is not None:
-            repos.idempotency.set_ticket(player_id, idempotency_key, ticket.id)
-        return _view(platform, repos, ticket), False
+        if replayed:
+            assert idempotency_key is not None
+            ticket = _replay(repos, player_id, idempotency_key, request_hash)
+        else:
+            ticket = _sell(
+                platform, repos, player_id, game=game, mode=cast(Mode, mode), sign=sign, now=now
+            )
+            if idempotency_key is not None:
+                repos.idempotency.set_ticket(player_id, idempotency_key, ticket.id)
+        sold_by = platform.loaded_block(repos, ticket.block_id).game
+    # Shaping the answer needs no lock: done after the commit, outside the writers' queue.
+    return ticket_view(ticket, sold_by), replayed
 
 
-def _replay(
-    platform: Platform, repos: Repositories, player_id: int, key: str, request_hash: str
-) -> dict[str, Any]:
+def _replay(repos: Repositories, player_id: int, key: str, request_hash: str) -> Ticket:
     claimed = repos.idempotency.get(player_id, key)
     assert claimed is not None
     claimed_hash, ticket_id = claimed
@@ -93,7 +96,7 @@ def _replay(
         )
     ticket = repos.tickets.get(ticket_id)
     assert ticket is not None
-    return _view(platform, repos, ticket)
+    return ticket
 
 
 def _sell(
