@@ -184,3 +184,14 @@ def test_a_responsible_gaming_check_can_refuse_a_stake_before_any_debit(world: W
         tickets.buy(world.platform, player, game_name="cash", mode="auto")
     assert world.balance(player) == after_first
     assert seen == [(player, "cash", 500)] * 2
+
+
+def test_buyers_are_spread_over_the_open_blocks_of_a_game(world: World) -> None:
+    world.stock("cash", blocks=2)
+    open_block(world.platform, list_blocks(world.platform, "cash")[1].id)
+    first, second = world.player(500), world.player(500)
+    blocks = {
+        tickets.buy(world.platform, buyer, game_name="cash", mode="auto")[0]["document"]["block"]
+        for buyer in (first, second)
+    }
+    assert len(blocks) == 2
