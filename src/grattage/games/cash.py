@@ -42,7 +42,7 @@ Decomposition = tuple[int, ...]
 
 
 def decompositions(prize: int, amounts: tuple[int, ...], max_parts: int) -> list[Decomposition]:
-    """Every multiset of at most ``max_parts`` of ``amounts`` summing to ``prize``, largest first."""
+    """Every multiset of at most ``max_parts`` ``amounts`` summing to ``prize``, largest first."""
     ordered = sorted(set(amounts), reverse=True)
     found: list[Decomposition] = []
 

@@ -37,6 +37,8 @@ class GrattageGroup(click.Group):
         except GrattageError as error:
             click.echo(f"grattage: error: {error.message}", err=True)
             ctx.exit(exit_code_for(error))
+        except BrokenPipeError:
+            raise
         except OSError as error:
             # A missing or unreadable file named on the command line is bad input too.
             click.echo(f"grattage: error: {error.strerror or error}: {error.filename!r}", err=True)
@@ -64,3 +66,7 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("grattage: interrupted", err=True)
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (``grattage … | head``): stop quietly, as Unix tools do.
+        sys.stderr.close()
+        sys.exit(0)
