@@ -52,9 +52,10 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    from grattage.entrypoints.cli import engine
+    from grattage.entrypoints.cli import engine, fairness
 
     engine.register(cli)
+    fairness.register(cli)
 
 
 _register_commands()
