@@ -31,6 +31,7 @@ from grattage.adapters.tables import (
     UtcDateTime,
     accounts,
     block_chunks,
+    block_commitments,
     blocks,
     emissions,
     entries,
@@ -461,6 +462,30 @@ class SqlBlocks:
             self.db, {"offset": offset + 1, "block_id": block.id, "chunk": chunk}
         ).scalar_one()
         return bytes(data)
+
+    def sealed_tiers(self, block: Block, start: int, count: int) -> bytes:
+        chunk, offset = divmod(start, block.chunk_units)
+        data = self.db.execute(
+            select(func.substr(block_chunks.c.sealed_tiers, offset + 1, count)).where(
+                block_chunks.c.block_id == block.id, block_chunks.c.chunk == chunk
+            )
+        ).scalar_one()
+        return bytes(data)
+
+    def add_commitment(self, block_id: int, commitment: str, chunk_roots: bytes) -> None:
+        self.db.execute(
+            insert(block_commitments).values(
+                block_id=block_id, commitment=commitment, chunk_roots=chunk_roots
+            )
+        )
+
+    def commitment(self, block_id: int) -> tuple[str, bytes] | None:
+        row = self.db.execute(
+            select(block_commitments.c.commitment, block_commitments.c.chunk_roots).where(
+                block_commitments.c.block_id == block_id
+            )
+        ).first()
+        return None if row is None else (row.commitment, bytes(row.chunk_roots))
 
     def set_state(self, block_id: int, state: BlockState, only_from: BlockState) -> bool:
         changed = self.db.execute(
