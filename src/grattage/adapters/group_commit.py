@@ -87,14 +87,21 @@ class GroupCommitter:
             self._turn.release()
             raise
         error: BaseException | None = None
-        # Plain SQL savepoints: SQLAlchemy's nested transactions cost more than the sale.
-        connection.exec_driver_sql("SAVEPOINT grattage_write")
         try:
-            yield self._make_repositories(connection)
-        except BaseException as raised:
-            error = raised
-            connection.exec_driver_sql("ROLLBACK TO SAVEPOINT grattage_write")
-        connection.exec_driver_sql("RELEASE SAVEPOINT grattage_write")
+            # Plain SQL savepoints: SQLAlchemy's nested transactions cost more than the sale.
+            connection.exec_driver_sql("SAVEPOINT grattage_write")
+            try:
+                yield self._make_repositories(connection)
+            except BaseException as raised:
+                error = raised
+                connection.exec_driver_sql("ROLLBACK TO SAVEPOINT grattage_write")
+            connection.exec_driver_sql("RELEASE SAVEPOINT grattage_write")
+        except BaseException as broken:
+            # The connection failed under us: the whole batch is lost, and all its callers
+            # must hear it (none of them has answered yet).
+            self._abandon(batch, broken)
+            self._turn.release()
+            raise
         batch.size += 1
         with self._counter:
             last = self._queued == 0 or batch.size >= MAX_BATCH
@@ -114,12 +121,28 @@ class GroupCommitter:
             batch.transaction.commit()
         except Exception as failed:
             batch.failure = failed
-            if self._connection is not None:
-                self._connection.invalidate()
-                self._connection = None
+            self._drop_connection()
         finally:
             self._unlock_processes()
             batch.done.set()
+
+    def _abandon(self, batch: _Batch, failure: BaseException) -> None:
+        """Roll the open batch back (called holding the turn) and wake its callers."""
+        self._batch = None
+        batch.failure = failure
+        try:
+            batch.transaction.rollback()
+        except Exception:  # the connection is being dropped anyway
+            pass
+        finally:
+            self._drop_connection()
+            self._unlock_processes()
+            batch.done.set()
+
+    def _drop_connection(self) -> None:
+        if self._connection is not None:
+            self._connection.invalidate()
+            self._connection = None
 
     def _lock_processes(self) -> None:
         if self._lock_path is None:
