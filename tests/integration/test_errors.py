@@ -110,3 +110,24 @@ def test_the_openapi_document_is_served(client: TestClient) -> None:
     assert client.get("/docs").status_code == 200
     paths = client.get("/openapi.json").json()["paths"]
     assert "/api/games/{game}/tickets" in paths and "/api/me/tickets/last" in paths
+
+
+def test_a_database_in_trouble_answers_503_and_debits_nothing(
+    client: TestClient, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from grattage.adapters.repositories import SqlBlocks
+
+    world.stock("cash")
+    world.player(5000, email="busy@example.org")
+    client.post("/api/sessions", json={"email": "busy@example.org", "password": PASSWORD})
+
+    def locked(*_args: object, **_kwargs: object) -> None:
+        raise OperationalError("UPDATE blocks", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(SqlBlocks, "take_unit", locked)
+    response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    assert (response.status_code, response.json()["error"]) == (503, "unavailable")
+    monkeypatch.undo()
+    assert client.get("/api/me").json()["balance_cents"] == 5000

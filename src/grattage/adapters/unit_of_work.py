@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import OperationalError
 
 from grattage.adapters.database import WRITE_OPTION, is_sqlite
 from grattage.adapters.group_commit import GroupCommitter
@@ -20,6 +21,7 @@ from grattage.adapters.repositories import (
     SqlSessions,
     SqlTickets,
 )
+from grattage.errors import Unavailable
 
 
 @dataclass
@@ -79,16 +81,17 @@ class SqlUnitOfWork:
         On SQLite, concurrent write transactions of this process share their commit (see
         :mod:`grattage.adapters.group_commit`); the block still ends only once it is durable.
         """
-        if self._group is not None:
-            with self._group.write() as repositories:
+        with _database_trouble_is_unavailable():
+            if self._group is not None:
+                with self._group.write() as repositories:
+                    yield repositories
+                return
+            with self._transaction(write=True) as repositories:
                 yield repositories
-            return
-        with self._transaction(write=True) as repositories:
-            yield repositories
 
     @contextmanager
     def read(self) -> Iterator[SqlRepositories]:
-        with self._transaction(write=False) as repositories:
+        with _database_trouble_is_unavailable(), self._transaction(write=False) as repositories:
             yield repositories
 
     def close(self) -> None:
@@ -96,3 +99,15 @@ class SqlUnitOfWork:
         if self._group is not None:
             self._group.close()
         self.engine.dispose()
+
+
+@contextmanager
+def _database_trouble_is_unavailable() -> Iterator[None]:
+    """A database that is down, locked too long or broke a deadlock: 503, "retry", not 500.
+
+    The transaction has been rolled back by then, so a retry is safe.
+    """
+    try:
+        yield
+    except OperationalError as trouble:
+        raise Unavailable("the database cannot serve this right now; retry") from trouble
