@@ -7,6 +7,7 @@ transactions on PostgreSQL cannot both pass it, and SQLite's single writer never
 
 from __future__ import annotations
 
+import time
 from datetime import date, datetime
 from functools import cache
 from typing import Any
@@ -56,6 +57,7 @@ from grattage.service.model import (
 )
 
 _MAX_UNIT_ATTEMPTS = 50
+_OPEN_HINT_SECONDS = 5.0
 
 _PLAYER_ACCOUNT_SQL = DriverSql(
     "SELECT id, balance_cents FROM accounts WHERE player_id = :player_id"
@@ -370,11 +372,15 @@ _BLOCK_COLUMNS = (
 
 class SqlBlocks:
     def __init__(
-        self, connection: Connection, open_hints: dict[str, list[int]] | None = None
+        self,
+        connection: Connection,
+        open_hints: dict[str, tuple[float, list[int]]] | None = None,
     ) -> None:
         self.db = connection
         # The open blocks of each game as last seen: tried first, which saves looking them up.
-        self._open_hints: dict[str, list[int]] = {} if open_hints is None else open_hints
+        self._open_hints: dict[str, tuple[float, list[int]]] = (
+            {} if open_hints is None else open_hints
+        )
 
     def add_emission(self, game: str, table_json: str, digest: str, now: datetime) -> int:
         return int(
@@ -431,7 +437,9 @@ class SqlBlocks:
         return [_block(row) for row in self.db.execute(query)]
 
     def take_unit(self, game: str, spread: int = 0) -> Unit:
-        hinted = self._open_hints.get(game)
+        seen_at, hinted = self._open_hints.get(game, (0.0, None))
+        if time.monotonic() - seen_at > _OPEN_HINT_SECONDS:
+            hinted = None  # look again now and then: the operator may have opened blocks
         for _ in range(_MAX_UNIT_ATTEMPTS):
             if hinted is None:
                 hinted = [int(row[0]) for row in _OPEN_BLOCKS_SQL(self.db, {"game": game})]
@@ -439,7 +447,7 @@ class SqlBlocks:
                     if self.open_next_pending(game) is None:
                         raise SoldOut(f"{game} is sold out: no open block has a ticket left")
                     continue
-                self._open_hints[game] = hinted
+                self._open_hints[game] = (time.monotonic(), hinted)
             # Buyers spread over the open blocks: on PostgreSQL a block's counter is a row
             # every sale from it locks until its commit.
             candidate = hinted[spread % len(hinted)]
