@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
+from functools import cache
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
 
+from grattage.adapters.database import make_engine
+from grattage.adapters.migrations import migrate
 from grattage.clock import ManualClock
 from grattage.entrypoints.bootstrap import build_platform
 from grattage.games import PrizeTable, load_table
@@ -41,7 +46,9 @@ def tiny_table(game: str) -> PrizeTable:
 def database_url(kind: str, directory: Path) -> Iterator[str]:
     """A fresh, empty database of ``kind``: a SQLite file, or a PostgreSQL schema of its own."""
     if kind == "sqlite":
-        yield f"sqlite:///{directory / 'grattage.db'}"
+        target = directory / "grattage.db"
+        shutil.copyfile(_migrated_sqlite_template(), target)
+        yield f"sqlite:///{target}"
         return
     base = os.environ.get(PG_URL_VARIABLE)
     if not base:
@@ -57,6 +64,15 @@ def database_url(kind: str, directory: Path) -> Iterator[str]:
         with admin.connect() as connection:
             connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+@cache
+def _migrated_sqlite_template() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="grattage-template-"))
+    engine = make_engine(f"sqlite:///{folder / 'template.db'}")
+    migrate(engine)
+    engine.dispose()  # the last connection checkpoints the WAL into the file
+    return folder / "template.db"
 
 
 def settings_for(url: str, directory: Path, **overrides: object) -> Settings:
@@ -100,7 +116,11 @@ def make_world(kind: str, directory: Path, **overrides: object) -> Iterator[Worl
     with database_url(kind, directory) as url:
         clock = ManualClock()
         settings = settings_for(url, directory, **overrides)
-        world = World(build_platform(settings, clock=clock), clock, settings)
+        # A SQLite database is a copy of one migrated once per run (the migrations still run
+        # for real there, and on every PostgreSQL schema).
+        migrated = kind == "sqlite"
+        platform = build_platform(settings, clock=clock, run_migrations=not migrated)
+        world = World(platform, clock, settings)
         try:
             yield world
             if world.check_books:
