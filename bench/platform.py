@@ -247,7 +247,7 @@ def main() -> None:
             print()
             # On PostgreSQL each block's counter is a row its sales lock until they commit:
             # an operator serving several workers opens several blocks at once.
-            _run("PostgreSQL", _postgres_schema_url(postgres, schema), folder, WORKERS, 4)
+            _run("PostgreSQL", _postgres_schema_url(postgres, schema), folder, WORKERS, 2)
     finally:
         with admin.connect() as connection:
             connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
