@@ -52,7 +52,8 @@ def api_get(page: Any, path: str) -> Any:
 def scratch(page: Any, zone: Any, rows: int = 6) -> None:
     """Scratch a zone's canvas by hand: press, zigzag across it row by row, release."""
     canvas = zone.locator("canvas.scratch-cover")
-    canvas.scroll_into_view_if_needed()
+    # In the middle of the screen, away from the sticky header that would catch the pointer.
+    canvas.evaluate("element => element.scrollIntoView({block: 'center', behavior: 'instant'})")
     box = canvas.bounding_box()
     assert box is not None, "the zone has no scratch layer to scratch"
     left, top, width, height = box["x"], box["y"], box["width"], box["height"]

@@ -73,3 +73,214 @@ def test_sign_up_deposit_and_scratch_every_cash_zone_by_hand(new_page: Any, live
     me = api_get(page, "/api/me")
     page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")
     assert me["balance_cents"] == 1500 + ticket["prize_cents"]
+
+
+def test_astro_with_a_chosen_sign_in_auto(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/astro.html")
+    page.wait_for_selector("#balance[data-cents='1000']")
+    assert page.locator(".sign-choice svg").count() == 12
+    page.get_by_role("radio", name="Scorpion").click()
+    page.wait_for_selector("#chosen-sign[data-sign=scorpio] svg")
+    screenshot(page, "astro_auto_1_sign_chosen")
+
+    page.get_by_role("button", name="Auto", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    prize_on_screen = wait_for_result(page)
+    screenshot(page, "astro_auto_2_result")
+
+    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+    assert (ticket["mode"], ticket["sign"], ticket["state"]) == ("auto", "scorpio", "finished")
+    assert prize_on_screen == ticket["prize_cents"]
+    assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
+    document = ticket["document"]
+    for index, symbol in enumerate(document["symbols"]):
+        assert page.locator(f"[data-zone='symbols/{index}'] .zone-content").get_attribute(
+            "data-symbol"
+        ) == symbol
+    assert page.locator("[data-zone=banner] .banner-text").inner_text() == document["banner"]["text"]
+    message = same_text(page.locator("#result").inner_text())
+    if ticket["prize_cents"]:
+        assert euros(document["gain_cents"]) in message
+        assert message.endswith(euros(ticket["prize_cents"]))
+        if document["banner"]["multiplier"]:
+            assert f"×{document['banner']['multiplier']}=" in message
+    me = api_get(page, "/api/me")
+    page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")
+
+
+def test_a_cash_ticket_left_alone_is_revealed_by_the_inactivity_timer(
+    new_page: Any, server_factory: Any
+) -> None:
+    server = server_factory(2)
+    page = new_page(server.url)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.wait_for_selector("#balance[data-cents='1000']")
+    assert api_get(page, "/api/config")["inactivity_seconds"] == 2
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    page.wait_for_timeout(1000)
+    assert page.locator("#ticket .zone.revealed").count() == 0  # not before the delay
+    prize_on_screen = wait_for_result(page, timeout=10_000)
+    screenshot(page, "cash_inactivity_revealed")
+    assert page.locator("#ticket .zone.revealed").count() == CASH_ZONES
+    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+    assert ticket["state"] == "finished"
+    assert prize_on_screen == ticket["prize_cents"]
+
+
+def test_the_astro_banner_cannot_be_scratched_before_phase_one(
+    new_page: Any, live_server: Any
+) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/astro.html")
+    page.get_by_role("radio", name="Lion").click()
+    reveal_bodies: list[str] = []
+    page.on(
+        "request",
+        lambda request: reveal_bodies.append(request.post_data or "")
+        if request.url.endswith("/reveal")
+        else None,
+    )
+    page.get_by_role("button", name="Jouer", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    banner = page.locator("[data-zone=banner]")
+    assert "locked" in (banner.get_attribute("class") or "")
+    assert banner.get_attribute("aria-disabled") == "true"
+
+    scratch(page, banner)  # with the mouse…
+    banner.focus()
+    page.keyboard.press("Enter")  # …and with the keyboard
+    page.wait_for_timeout(300)
+    assert not any("banner" in body for body in reveal_bodies)
+    assert "revealed" not in (banner.get_attribute("class") or "")
+    assert banner.get_attribute("data-cleared") is None  # the coating was not even scratched
+    assert api_get(page, f"/api/tickets/{ticket_id}")["locked_zones"] == ["banner"]
+    screenshot(page, "astro_banner_locked")
+
+    for index in range(5):
+        disc = page.locator(f"[data-zone='symbols/{index}']")
+        scratch(page, disc)
+        disc.locator("svg").wait_for()
+    gain = page.locator("[data-zone=gain]")
+    gain.focus()
+    page.keyboard.press("Space")  # Enter/Space reveals the focused zone
+    gain.locator(".gain-amount").wait_for()
+    page.wait_for_function(
+        "!document.querySelector('[data-zone=banner]').classList.contains('locked')"
+    )
+    assert not page.locator("#result").inner_text()  # the game is not over yet
+    scratch(page, banner)
+    banner.locator(".banner-text").wait_for()
+    prize_on_screen = wait_for_result(page)
+    screenshot(page, "astro_banner_after_phase_one")
+    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+    assert ticket["state"] == "finished"
+    assert prize_on_screen == ticket["prize_cents"]
+
+
+def test_a_double_click_on_jouez_buys_one_ticket(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.wait_for_selector("#balance[data-cents='1000']")
+    purchases: list[str | None] = []
+    page.on(
+        "request",
+        lambda request: purchases.append(request.headers.get("idempotency-key"))
+        if request.method == "POST" and request.url.endswith("/tickets")
+        else None,
+    )
+    page.get_by_role("button", name="Jouez", exact=True).dblclick()
+    ticket_id_on(page)
+    page.wait_for_selector("#balance[data-cents='500']")
+    screenshot(page, "cash_double_click")
+    history = api_get(page, "/api/me/tickets")["tickets"]
+    assert len(history) == 1
+    assert api_get(page, "/api/me")["balance_cents"] == 500
+    assert purchases and all(purchases) and len(set(purchases)) == 1
+
+
+def test_errors_are_readable_messages(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 0)
+    page.goto("/cash.html")
+    page.wait_for_selector("#balance[data-cents='0']")
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    page.wait_for_selector("#notice:has-text('Solde insuffisant')")
+    screenshot(page, "error_insufficient_balance")
+    page.context.clear_cookies()  # the session is gone
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    page.wait_for_selector("#notice:has-text('session a expiré')")
+    page.wait_for_url("**/login.html?next=*")
+    screenshot(page, "error_session_expired")
+
+
+def test_history_replays_a_past_ticket(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 2000)
+    page.goto("/cash.html")
+    page.get_by_role("button", name="Auto", exact=True).click()
+    cash_id = ticket_id_on(page)
+    wait_for_result(page)
+    page.goto("/astro.html")
+    page.get_by_role("radio", name="Poissons").click()
+    page.get_by_role("button", name="Auto", exact=True).click()
+    astro_id = ticket_id_on(page)
+    wait_for_result(page)
+
+    page.goto("/")  # the last game is one click from the lobby
+    page.locator("#last-game").click()
+    page.wait_for_url(f"**/astro.html?ticket={astro_id}")
+    page.wait_for_selector("#replay-banner:not([hidden])")
+    assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
+
+    page.goto("/history.html")
+    rows = page.locator(".history-row")
+    rows.first.wait_for()
+    assert [rows.nth(i).get_attribute("data-ticket-id") for i in range(rows.count())] == [
+        str(astro_id),
+        str(cash_id),
+    ]
+    screenshot(page, "history_list")
+    page.locator(f".history-row[data-ticket-id='{cash_id}'] a").click()
+    page.wait_for_url(f"**/cash.html?ticket={cash_id}")
+    page.wait_for_selector("#replay-banner:not([hidden])")
+    prize_on_screen = wait_for_result(page)
+    ticket = api_get(page, f"/api/tickets/{cash_id}")
+    assert prize_on_screen == ticket["prize_cents"]
+    assert page.locator("#ticket .zone.revealed").count() == CASH_ZONES
+    assert page.locator("#ticket canvas").count() == 0  # nothing left to scratch
+    for index, number in enumerate(ticket["document"]["winning_numbers"]):
+        clover = page.locator(f"[data-zone='winning_numbers/{index}'] .number")
+        assert clover.inner_text() == str(number)
+    for index, star in enumerate(ticket["document"]["your_numbers"]):
+        zone = page.locator(f"[data-zone='your_numbers/{index}']")
+        assert zone.locator(".number").inner_text() == str(star["number"])
+    screenshot(page, "history_replay_cash")
+
+
+@pytest.mark.parametrize("path", ["/login.html", "/", "/cash.html", "/astro.html", "/history.html"])
+def test_a_360_pixel_wide_screen_has_no_horizontal_scroll(
+    new_page: Any, live_server: Any, path: str
+) -> None:
+    page = new_page(live_server.url, width=360, height=740)
+    if path != "/login.html":
+        player_with_balance(page, 1000)
+    page.goto(path)
+    page.wait_for_load_state("networkidle")
+    if path == "/cash.html":
+        page.get_by_role("button", name="Auto", exact=True).click()
+        wait_for_result(page)
+    if path == "/astro.html":
+        page.get_by_role("radio", name="Capricorne").click()
+        page.get_by_role("button", name="Jouer", exact=True).click()
+        ticket_id_on(page)
+    if path == "/":
+        page.locator("details.prizes summary").first.click()
+    screenshot(page, f"narrow_360{path.replace('/', '_').replace('.html', '')}")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 360, f"{path} is {width}px wide at 360px"

@@ -8,7 +8,8 @@ import { drawGlyph, signById, signSvg, SIGNS, symbolSvg } from "./signs.js";
 import { $, el, formatDate, handleError, notify, refreshBalance, startPage } from "./ui.js";
 
 const DISCS = 5;
-const BANNER_TEXT = "Grattez ici pour multiplier jusqu'à 1 000 fois vos gains";
+// A no-break space keeps « 1 000 » on one line when the text wraps on the coating.
+const BANNER_TEXT = "Grattez ici pour multiplier jusqu'à 1\u00a0000 fois vos gains";
 const DEFAULT_ZONES = [...Array.from({ length: DISCS }, (_, i) => `symbols/${i}`), "gain", "banner"];
 const SIGN_KEY = "grattage.astro.sign";
 
@@ -137,6 +138,7 @@ function buildPicker() {
 }
 
 function chooseSign(signId) {
+  $("#banner-hint").hidden = true;
   if (play && !play.finished) return; // the sign of a ticket in play is fixed
   chosenSign = signId;
   localStorage.setItem(SIGN_KEY, signId);
@@ -196,7 +198,10 @@ function startTicket(ticket, { replay = false } = {}) {
     zones: new Map(),
     fillZone,
     staggerMs: 260,
-    onChange: (current) => setButtons({ playing: current.state !== "finished" }),
+    onChange: (current) => {
+      setButtons({ playing: current.state !== "finished" });
+      $("#banner-hint").hidden = !(current.locked_zones || []).includes("banner");
+    },
     onFinished: async (current) => {
       showResult(current);
       try {
