@@ -50,9 +50,10 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    from grattage.entrypoints.cli import engine
+    from grattage.entrypoints.cli import engine, platform
 
     engine.register(cli)
+    platform.register(cli)
 
 
 _register_commands()

@@ -1,0 +1,177 @@
+"""The schema, as SQLAlchemy Core tables (the Alembic migrations create exactly this).
+
+Money is ``BigInteger`` cents. Times are naive UTC in the database (:class:`UtcDateTime`), so
+SQLite and PostgreSQL compare them the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in Python, naive UTC in the database."""
+
+    impl = DateTime(timezone=False)
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        moment: datetime = value.replace(tzinfo=UTC)
+        return moment
+
+
+metadata = MetaData()
+
+players = Table(
+    "players",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("email", String(254), nullable=False, unique=True),
+    Column("password_hash", String(255), nullable=False),
+    Column("birth_date", Date, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("failed_logins", Integer, nullable=False, server_default="0"),
+    Column("locked_until", UtcDateTime, nullable=True),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("player_id", Integer, ForeignKey("players.id"), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("last_seen_at", UtcDateTime, nullable=False),
+)
+
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("player_id", Integer, ForeignKey("players.id"), nullable=True, unique=True),
+    Column("balance_cents", BigInteger, nullable=False, server_default="0"),
+    CheckConstraint("kind IN ('player', 'house')", name="account_kind"),
+    CheckConstraint("kind = 'house' OR balance_cents >= 0", name="player_balance_not_negative"),
+)
+
+movements = Table(
+    "movements",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("kind", String(16), nullable=False),
+    Column("player_id", Integer, ForeignKey("players.id"), nullable=True),
+    Column("ticket_id", Integer, nullable=True, index=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    CheckConstraint("kind IN ('deposit', 'stake', 'prize')", name="movement_kind"),
+)
+
+entries = Table(
+    "entries",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("movement_id", Integer, ForeignKey("movements.id"), nullable=False, index=True),
+    Column("account_id", Integer, ForeignKey("accounts.id"), nullable=False, index=True),
+    Column("amount_cents", BigInteger, nullable=False),
+)
+
+emissions = Table(
+    "emissions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("game", String(32), nullable=False),
+    Column("table_json", Text, nullable=False),
+    Column("table_digest", String(64), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+blocks = Table(
+    "blocks",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("emission_id", Integer, ForeignKey("emissions.id"), nullable=False),
+    Column("game", String(32), nullable=False),
+    Column("key_id", String(32), nullable=False, unique=True),
+    Column("size", Integer, nullable=False),
+    Column("sold", Integer, nullable=False, server_default="0"),
+    Column("state", String(16), nullable=False),
+    Column("chunk_units", Integer, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    CheckConstraint("sold >= 0 AND sold <= size", name="sold_within_size"),
+    CheckConstraint("state IN ('pending', 'open', 'exhausted', 'closed')", name="block_state"),
+    Index("blocks_by_game_state", "game", "state", "id"),
+)
+
+block_chunks = Table(
+    "block_chunks",
+    metadata,
+    Column("block_id", Integer, ForeignKey("blocks.id"), primary_key=True),
+    Column("chunk", Integer, primary_key=True),
+    Column("sealed_tiers", LargeBinary, nullable=False),
+)
+
+tickets = Table(
+    "tickets",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("player_id", Integer, ForeignKey("players.id"), nullable=False),
+    Column("game", String(32), nullable=False),
+    Column("block_id", Integer, ForeignKey("blocks.id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("mode", String(8), nullable=False),
+    Column("sign", String(16), nullable=True),
+    Column("stake_cents", BigInteger, nullable=False),
+    Column("prize_cents", BigInteger, nullable=False),
+    Column("document", Text, nullable=False),
+    Column("revealed", Text, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("last_action_at", UtcDateTime, nullable=False),
+    Column("finished_at", UtcDateTime, nullable=True),
+    Column("finished_by", String(16), nullable=True),
+    Column("balance_before_cents", BigInteger, nullable=False),
+    Column("balance_after_cents", BigInteger, nullable=False),
+    UniqueConstraint("block_id", "position", name="one_sale_per_unit"),
+    CheckConstraint("mode IN ('play', 'auto')", name="ticket_mode"),
+    CheckConstraint("state IN ('playing', 'finished')", name="ticket_state"),
+    Index("tickets_by_player", "player_id", "id"),
+    Index("tickets_playing", "state", "last_action_at"),
+)
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("player_id", Integer, ForeignKey("players.id"), primary_key=True),
+    Column("key", String(255), primary_key=True),
+    Column("request_hash", String(64), nullable=False),
+    Column("ticket_id", Integer, nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+)

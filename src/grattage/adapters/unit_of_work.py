@@ -1,0 +1,63 @@
+"""The unit of work: one connection, one transaction, the repositories bound to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, Engine
+
+from grattage.adapters.database import WRITE_OPTION, writer_gate
+from grattage.adapters.repositories import (
+    SqlAudit,
+    SqlBlocks,
+    SqlIdempotency,
+    SqlLedger,
+    SqlPlayers,
+    SqlSessions,
+    SqlTickets,
+)
+
+
+@dataclass
+class SqlRepositories:
+    connection: Connection
+    house_ids: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.players = SqlPlayers(self.connection)
+        self.sessions = SqlSessions(self.connection)
+        self.ledger = SqlLedger(self.connection, self.house_ids)
+        self.blocks = SqlBlocks(self.connection)
+        self.tickets = SqlTickets(self.connection)
+        self.idempotency = SqlIdempotency(self.connection)
+        self.audit = SqlAudit(self.connection)
+
+
+class SqlUnitOfWork:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._house_ids: dict[str, int] = {}
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[SqlRepositories]:
+        with self.engine.connect() as connection:
+            connection.execution_options(**{WRITE_OPTION: write})
+            with connection.begin():
+                yield SqlRepositories(connection, self._house_ids)
+
+    @contextmanager
+    def write(self) -> Iterator[SqlRepositories]:
+        """A write transaction: commits when the block ends, rolls back on an exception."""
+        with writer_gate(self.engine), self._transaction(write=True) as repositories:
+            yield repositories
+
+    @contextmanager
+    def read(self) -> Iterator[SqlRepositories]:
+        with self._transaction(write=False) as repositories:
+            yield repositories
+
+    def close(self) -> None:
+        """Release the connections (tests, shutdown)."""
+        self.engine.dispose()

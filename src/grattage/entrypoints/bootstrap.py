@@ -1,0 +1,39 @@
+"""Wire the service to real storage from the settings: the one place the layers meet."""
+
+from __future__ import annotations
+
+from grattage.adapters.database import make_engine
+from grattage.adapters.keystore import FileKeyStore
+from grattage.adapters.migrations import migrate
+from grattage.adapters.unit_of_work import SqlUnitOfWork
+from grattage.clock import Clock, SystemClock
+from grattage.service.context import Platform, Policy
+from grattage.settings import Settings
+
+
+def policy_from(settings: Settings) -> Policy:
+    return Policy(
+        inactivity_seconds=settings.inactivity_seconds,
+        abandon_seconds=settings.abandon_seconds,
+        session_idle_seconds=settings.session_idle_seconds,
+        lockout_threshold=settings.lockout_threshold,
+        lockout_seconds=settings.lockout_seconds,
+        demo_deposit_max_cents=settings.demo_deposit_max_cents,
+    )
+
+
+def build_platform(
+    settings: Settings,
+    clock: Clock | None = None,
+    run_migrations: bool = True,
+    schema: str | None = None,
+) -> Platform:
+    engine = make_engine(settings.database_url, schema=schema)
+    if run_migrations:
+        migrate(engine)
+    return Platform(
+        uow=SqlUnitOfWork(engine),
+        keys=FileKeyStore(settings.key_dir),
+        clock=clock or SystemClock(),
+        policy=policy_from(settings),
+    )

@@ -1,0 +1,207 @@
+"""Platform commands: migrate, emission create, block list/open/close, serve, sweep, reconcile,
+demo. Errors go through the group's one mapping (bad input: one line, exit 2)."""
+
+from __future__ import annotations
+
+import os
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from grattage.errors import InvalidInput, NotFound
+from grattage.settings import Settings
+
+if TYPE_CHECKING:
+    from grattage.games import PrizeTable
+    from grattage.service.context import Platform
+
+DEMO_EMAIL = "demo@grattage.test"
+DEMO_PASSWORD = "grattage-demo"  # a public demo account, printed on purpose
+DEMO_DEPOSIT_CENTS = 10_000
+DEMO_BLOCKS = {"cash": 1, "astro": 1}
+
+
+def _platform(settings: Settings | None = None, migrate: bool = True) -> Platform:
+    from grattage.entrypoints.bootstrap import build_platform
+
+    return build_platform(settings or Settings(), run_migrations=migrate)
+
+
+def _create_with_progress(
+    platform: Platform, game: str, blocks: int, table: PrizeTable | None = None
+) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from grattage.service.emissions import create_emission
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    ) as bar:
+        task = bar.add_task(f"{game}: preparing", total=None)
+
+        def progress(step: str, done: int, total: int) -> None:
+            bar.update(task, description=f"{game} {step}", completed=done, total=total)
+
+        created = create_emission(platform, game, blocks, table=table, progress=progress)
+    opened = ", ".join(map(str, created.opened)) or "none (a block was already open)"
+    click.echo(
+        f"emission {created.emission_id} of {game}: blocks "
+        f"{', '.join(map(str, created.block_ids))}; opened: {opened}"
+    )
+
+
+@click.command()
+def migrate() -> None:
+    """Create or upgrade the database schema (GRATTAGE_DATABASE_URL)."""
+    _platform()
+    click.echo("database is up to date")
+
+
+@click.group()
+def emission() -> None:
+    """Emissions: runs of a game, split into blocks."""
+
+
+@emission.command("create")
+@click.argument("game")
+@click.option("--blocks", "count", type=int, default=1, show_default=True)
+@click.option("--prize-table", "table_file", type=click.Path(path_type=Path), default=None)
+def emission_create(game: str, count: int, table_file: Path | None) -> None:
+    """Create COUNT blocks of GAME (its packaged prize table, or FILE)."""
+    from grattage.games import find_game, load_table
+
+    find_game(game)
+    table = None
+    if table_file is not None:
+        table = load_table(game, table_file.read_text("utf-8"), str(table_file))
+    _create_with_progress(_platform(), game, count, table)
+
+
+@click.group()
+def block() -> None:
+    """Blocks: list them, open a pending one, close one."""
+
+
+@block.command("list")
+@click.option("--game", default=None)
+def block_list(game: str | None) -> None:
+    from grattage.service.emissions import list_blocks
+
+    for found in list_blocks(_platform(), game):
+        click.echo(
+            f"{found.id:>5} {found.game:<6} {found.state:<9} {found.sold:>10} / {found.size} sold"
+        )
+
+
+@block.command("close")
+@click.argument("block_id", type=int)
+def block_close(block_id: int) -> None:
+    """Withdraw BLOCK_ID from sale (the next pending block opens if none is left)."""
+    from grattage.service.emissions import close_block
+
+    try:
+        close_block(_platform(), block_id)
+    except NotFound as error:
+        raise InvalidInput(error.message) from None
+    click.echo(f"block {block_id} closed")
+
+
+@block.command("open")
+@click.argument("block_id", type=int)
+def block_open(block_id: int) -> None:
+    """Put pending BLOCK_ID on sale alongside the open ones."""
+    from grattage.service.emissions import open_block
+
+    try:
+        open_block(_platform(), block_id)
+    except NotFound as error:
+        raise InvalidInput(error.message) from None
+    click.echo(f"block {block_id} open")
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+def serve(host: str, port: int, workers: int) -> None:
+    """Serve the API and the pages (migrates first, then finishes what was left)."""
+    _serve(host, port, workers)
+
+
+@click.command()
+def sweep() -> None:
+    """Finish every ticket left unattended past its delay, crediting its prize once."""
+    from grattage.service.tickets import sweep as sweep_tickets
+
+    click.echo(f"finished {sweep_tickets(_platform())} tickets")
+
+
+@click.command()
+def reconcile() -> None:
+    """Prove the books; exit 0 only when every check holds, else list every discrepancy."""
+    from grattage.service.reconcile import reconcile as run
+
+    report = run(_platform())
+    for check in report.checks:
+        click.echo(f"checked: {check}")
+    if report.clean:
+        click.echo("reconcile: clean")
+        return
+    for discrepancy in report.discrepancies:
+        click.echo(f"DISCREPANCY: {discrepancy}")
+    click.echo(f"reconcile: {len(report.discrepancies)} discrepancies", err=True)
+    raise SystemExit(1)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+def demo(host: str, port: int) -> None:
+    """`make run`: a ready SQLite platform with a demo player, then serve."""
+    platform = _platform()
+    prepare_demo(platform)
+    click.echo(f"demo player: {DEMO_EMAIL} / password {DEMO_PASSWORD}")
+    click.echo(f"serving on http://{host}:{port}")
+    _serve(host, port, 1)
+
+
+def register(group: click.Group) -> None:
+    for command in (migrate, emission, block, serve, sweep, reconcile, demo):
+        group.add_command(command)
+
+
+def prepare_demo(platform: Platform) -> None:
+    """First start: one open block per game and a demo player with 100 €. Idempotent."""
+    from grattage.errors import AlreadyExists
+    from grattage.service import accounts
+    from grattage.service.emissions import list_blocks
+
+    for game, blocks in DEMO_BLOCKS.items():
+        if not list_blocks(platform, game):
+            _create_with_progress(platform, game, blocks)
+    try:
+        player_id = accounts.register(platform, DEMO_EMAIL, DEMO_PASSWORD, date(1980, 1, 1))
+    except AlreadyExists:
+        return
+    accounts.deposit(platform, player_id, DEMO_DEPOSIT_CENTS)
+
+
+def _serve(host: str, port: int, workers: int) -> None:
+    import uvicorn
+
+    _platform()  # migrate once, before any worker starts
+    os.environ["GRATTAGE_MIGRATE_ON_START"] = "0"
+    uvicorn.run(
+        "grattage.entrypoints.http:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=False,
+        log_level="info",
+    )

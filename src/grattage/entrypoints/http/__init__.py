@@ -1,0 +1,77 @@
+"""The HTTP API: :func:`create_app` builds it from the settings (never at import time)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import anyio
+from fastapi import FastAPI
+
+from grattage import __version__
+from grattage.clock import Clock
+from grattage.entrypoints.bootstrap import build_platform
+from grattage.entrypoints.http.errors import install_error_handlers
+from grattage.entrypoints.http.routes import router
+from grattage.service.context import Platform
+from grattage.service.tickets import sweep
+from grattage.settings import Settings
+
+log = logging.getLogger("grattage.sweeper")
+
+
+async def _sweep_forever(platform: Platform, interval: float) -> None:
+    while True:
+        try:
+            finished = await anyio.to_thread.run_sync(sweep, platform)
+            if finished:
+                log.info("finished %d unattended tickets", finished)
+        except Exception:  # the sweeper must outlive a bad moment of the database
+            log.exception("sweep failed; retrying")
+        await asyncio.sleep(interval)
+
+
+def create_app(
+    settings: Settings | None = None,
+    platform: Platform | None = None,
+    clock: Clock | None = None,
+    mount_web: bool = True,
+) -> FastAPI:
+    """The app: the API under ``/api``, OpenAPI at ``/docs``, the pages at ``/`` (last)."""
+    settings = settings or Settings()
+    platform = platform or build_platform(
+        settings, clock=clock, run_migrations=settings.migrate_on_start
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(sweep, platform)  # what was left when the server stopped
+        task = None
+        if settings.run_sweeper:
+            task = asyncio.create_task(_sweep_forever(platform, settings.sweep_interval_seconds))
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    app = FastAPI(title="grattage", version=__version__, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.platform = platform
+    install_error_handlers(app)
+    app.include_router(router)
+    if mount_web:
+        from grattage.entrypoints.web import STATIC_DIR, mount_pages
+
+        if STATIC_DIR.is_dir():  # the pages ship separately; the API works without them
+            mount_pages(app)
+    return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app of ``grattage serve`` (a uvicorn factory, one per worker process)."""
+    return create_app(Settings())

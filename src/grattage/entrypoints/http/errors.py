@@ -1,0 +1,76 @@
+"""Errors to HTTP, in one place: ``{"error": code, "message": text}`` with the status of the
+branch of :mod:`grattage.errors` the exception belongs to. Never a 500 for client input."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from grattage.errors import (
+    Conflict,
+    Forbidden,
+    GrattageError,
+    InvalidInput,
+    NotFound,
+    Unauthorized,
+    Unavailable,
+    VerificationFailed,
+)
+
+STATUS_BY_BRANCH: tuple[tuple[type[GrattageError], int], ...] = (
+    (InvalidInput, 422),
+    (Unauthorized, 401),
+    (Forbidden, 403),
+    (NotFound, 404),
+    (Conflict, 409),
+    (Unavailable, 503),
+    (VerificationFailed, 422),
+)
+
+_CODE_BY_STATUS = {
+    400: "invalid_input",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    422: "invalid_input",
+}
+
+
+def status_for(error: GrattageError) -> int:
+    for branch, status in STATUS_BY_BRANCH:
+        if isinstance(error, branch):
+            return status
+    return 500
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": code, "message": message}, status_code=status)
+
+
+def _describe(error: RequestValidationError) -> str:
+    parts = []
+    for problem in error.errors()[:5]:
+        where = ".".join(str(p) for p in problem.get("loc", ()) if p != "body") or "request"
+        parts.append(f"{where}: {problem.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(GrattageError)
+    async def _grattage(_request: Request, error: GrattageError) -> JSONResponse:
+        return error_response(status_for(error), error.code, error.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, error: RequestValidationError) -> JSONResponse:
+        return error_response(422, InvalidInput.code, _describe(error))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, error: StarletteHTTPException) -> JSONResponse:
+        status = error.status_code
+        code = _CODE_BY_STATUS.get(status, "error")
+        return error_response(status, code, str(error.detail))

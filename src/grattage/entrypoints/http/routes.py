@@ -1,0 +1,151 @@
+"""The routes of docs/api.md; each one calls one service function."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from grattage.entrypoints.http.auth import (
+    COOKIE,
+    current_caller,
+    platform_of,
+    request_token,
+    require_csrf,
+)
+from grattage.entrypoints.http.schemas import (
+    BuyBody,
+    DepositBody,
+    LoginBody,
+    RegisterBody,
+    RevealBody,
+)
+from grattage.service import accounts, emissions, tickets
+from grattage.service.accounts import Caller
+from grattage.service.views import iso
+
+router = APIRouter(prefix="/api")
+
+CallerDep = Annotated[Caller, Depends(current_caller)]
+TicketId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+
+
+@router.get("/health", tags=["system"])
+def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/config", tags=["system"])
+def config(request: Request) -> dict[str, int]:
+    policy = platform_of(request).policy
+    return {
+        "inactivity_seconds": policy.inactivity_seconds,
+        "abandon_seconds": policy.abandon_seconds,
+        "demo_deposit_max_cents": policy.demo_deposit_max_cents,
+    }
+
+
+@router.post("/players", status_code=201, tags=["account"])
+def register(body: RegisterBody, request: Request) -> dict[str, Any]:
+    platform = platform_of(request)
+    player_id = accounts.register(platform, body.email, body.password, body.birth_date)
+    return {"id": player_id, "email": accounts.normalize_email(body.email)}
+
+
+@router.post("/sessions", tags=["account"])
+def log_in(body: LoginBody, request: Request, response: Response) -> dict[str, Any]:
+    platform = platform_of(request)
+    session = accounts.log_in(platform, body.email, body.password)
+    response.set_cookie(
+        COOKIE,
+        session.token,
+        httponly=True,
+        samesite="lax",
+        secure=request.app.state.settings.secure_cookies,
+        path="/",
+    )
+    return {"token": session.token, "expires_at": iso(session.expires_at)}
+
+
+@router.delete("/sessions", status_code=204, tags=["account"])
+def log_out(request: Request) -> Response:
+    token, from_cookie = request_token(request)
+    if token:
+        require_csrf(request, from_cookie)
+        accounts.log_out(platform_of(request), token)
+    response = Response(status_code=204)
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="lax")
+    return response
+
+
+@router.get("/me", tags=["account"])
+def me(caller: CallerDep, request: Request) -> dict[str, Any]:
+    platform = platform_of(request)
+    tickets.settle_due(platform, caller.player_id)
+    return {"email": caller.email, "balance_cents": accounts.balance(platform, caller.player_id)}
+
+
+@router.post("/me/deposits", status_code=201, tags=["account"])
+def deposit(body: DepositBody, caller: CallerDep, request: Request) -> dict[str, Any]:
+    platform = platform_of(request)
+    new_balance = accounts.deposit(platform, caller.player_id, body.amount_cents)
+    return {
+        "balance_cents": new_balance,
+        "demo": True,
+        "max_cents": platform.policy.demo_deposit_max_cents,
+    }
+
+
+@router.get("/games", tags=["games"])
+def games(request: Request) -> dict[str, Any]:
+    return {"games": emissions.catalogue(platform_of(request))}
+
+
+@router.post("/games/{game}/tickets", status_code=201, tags=["tickets"])
+def buy(
+    game: Annotated[str, Path(max_length=32)],
+    body: BuyBody,
+    caller: CallerDep,
+    request: Request,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> JSONResponse:
+    ticket, replayed = tickets.buy(
+        platform_of(request),
+        caller.player_id,
+        game_name=game,
+        mode=body.mode,
+        sign=body.sign,
+        idempotency_key=idempotency_key,
+    )
+    return JSONResponse(ticket, status_code=200 if replayed else 201)
+
+
+@router.post("/tickets/{ticket_id}/reveal", tags=["tickets"])
+def reveal(
+    ticket_id: TicketId, body: RevealBody, caller: CallerDep, request: Request
+) -> dict[str, Any]:
+    return tickets.reveal(
+        platform_of(request), caller.player_id, ticket_id, body.zones, reveal_all=body.all
+    )
+
+
+@router.get("/tickets/{ticket_id}", tags=["tickets"])
+def ticket(ticket_id: TicketId, caller: CallerDep, request: Request) -> dict[str, Any]:
+    return tickets.get_ticket(platform_of(request), caller.player_id, ticket_id)
+
+
+@router.get("/me/tickets/last", tags=["tickets"])
+def last_ticket(caller: CallerDep, request: Request) -> dict[str, Any]:
+    return tickets.last_ticket(platform_of(request), caller.player_id)
+
+
+@router.get("/me/tickets", tags=["tickets"])
+def history(
+    caller: CallerDep,
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+) -> dict[str, Any]:
+    rows, following = tickets.history(platform_of(request), caller.player_id, limit, before)
+    return {"tickets": rows, "next": following}

@@ -1,0 +1,36 @@
+"""Request bodies of the API (answers are the service's plain dicts, shaped as docs/api.md)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RegisterBody(Body):
+    email: StrictStr = Field(max_length=254)
+    password: StrictStr = Field(max_length=256)
+    birth_date: date
+
+
+class LoginBody(Body):
+    email: StrictStr = Field(max_length=254)
+    password: StrictStr = Field(max_length=256)
+
+
+class DepositBody(Body):
+    amount_cents: StrictInt = Field(ge=-(2**62), le=2**62)
+
+
+class BuyBody(Body):
+    mode: StrictStr = Field(max_length=16)
+    sign: StrictStr | None = Field(default=None, max_length=32)
+
+
+class RevealBody(Body):
+    zones: list[StrictStr] | None = Field(default=None, max_length=64)
+    all: StrictBool = False

@@ -1,0 +1,86 @@
+"""What every use case works with: storage, keys, time and the operator's policy."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from grattage.clock import Clock, SystemClock
+from grattage.errors import NotFound
+from grattage.games import Game, find_game
+from grattage.games.table import table_from_dict
+from grattage.service.model import Block
+from grattage.service.ports import KeyStore, Repositories, UnitOfWork
+
+
+@dataclass(frozen=True)
+class Policy:
+    inactivity_seconds: int = 10
+    abandon_seconds: int = 900
+    session_idle_seconds: int = 3600
+    lockout_threshold: int = 5
+    lockout_seconds: int = 900
+    demo_deposit_max_cents: int = 10_000
+    inactivity_games: tuple[str, ...] = ("cash",)
+    """Games whose regulation reveals an idle ticket after ``inactivity_seconds`` (Cash, 4.3)."""
+
+
+StakeCheck = Callable[[Repositories, int, str, int, datetime], None]
+"""``check(repos, player_id, game, stake_cents, now)`` runs in the purchase's transaction before
+the stake is debited and raises (e.g. LimitReached) to refuse it: the responsible-gaming hook."""
+
+
+@dataclass(frozen=True)
+class LoadedBlock:
+    """The parts of a block that never change, with its game bound to its table and its key."""
+
+    id: int
+    game: Game
+    key: bytes
+    chunk_units: int
+    block: Block
+
+
+@dataclass
+class Platform:
+    uow: UnitOfWork
+    keys: KeyStore
+    clock: Clock = field(default_factory=SystemClock)
+    policy: Policy = field(default_factory=Policy)
+    stake_checks: list[StakeCheck] = field(default_factory=list)
+    _blocks: dict[int, LoadedBlock] = field(default_factory=dict, repr=False)
+    _games: dict[str, Game] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def game_for_table(self, table_json: str) -> Game:
+        """The game bound to a stored table (cached: preparing a game is not free)."""
+        with self._lock:
+            game = self._games.get(table_json)
+        if game is None:
+            table = table_from_dict(json.loads(table_json))
+            game = find_game(table.game, table)
+            with self._lock:
+                self._games[table_json] = game
+        return game
+
+    def loaded_block(self, repos: Repositories, block_id: int) -> LoadedBlock:
+        with self._lock:
+            loaded = self._blocks.get(block_id)
+        if loaded is not None:
+            return loaded
+        block = repos.blocks.get(block_id)
+        if block is None:
+            raise NotFound(f"no block {block_id!r}")
+        loaded = LoadedBlock(
+            id=block.id,
+            game=self.game_for_table(block.table_json),
+            key=self.keys.get(block.key_id),
+            chunk_units=block.chunk_units,
+            block=block,
+        )
+        with self._lock:
+            self._blocks[block_id] = loaded
+        return loaded

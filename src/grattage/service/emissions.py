@@ -1,0 +1,181 @@
+"""Emissions and blocks: create them from the engine, open, close, and show the catalogue.
+
+A block is stored sealed: its tier bytes (one per unit, in sale order) encrypted under the
+block's key, in fixed-size chunks so that a sale reads a single byte of one chunk. The key goes
+to the key store, written and fsynced before the block's row commits.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from grattage.blocks.sealing import new_block_key, seal_tiers
+from grattage.blocks.shuffle import secure_generator, shuffled_tiers
+from grattage.errors import Conflict, InvalidInput, NotFound
+from grattage.games import PrizeTable, default_table, find_game, game_names
+from grattage.games.money import format_percent, format_ratio
+from grattage.service.context import Platform
+from grattage.service.model import Block
+
+CHUNK_UNITS = 64 * 1024
+"""Units per stored chunk: 64 KiB rows keep a 12 000 000-unit block at 184 rows."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(step, done, total)``: what the CLI draws its progress bars from."""
+
+
+def _no_progress(step: str, done: int, total: int) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class EmissionCreated:
+    emission_id: int
+    block_ids: tuple[int, ...]
+    opened: tuple[int, ...]
+
+
+def create_emission(
+    platform: Platform,
+    game_name: str,
+    blocks: int,
+    *,
+    table: PrizeTable | None = None,
+    progress: Progress = _no_progress,
+    open_blocks: int = 1,
+) -> EmissionCreated:
+    """``blocks`` new blocks of ``game_name``; opens up to ``open_blocks`` if none is open."""
+    if not 1 <= blocks <= 1000:
+        raise InvalidInput(f"an emission has 1 to 1000 blocks, got {blocks!r}")
+    table = table or default_table(game_name)
+    game = find_game(game_name, table)
+    table_json = json.dumps(table.to_dict(), sort_keys=True, separators=(",", ":"))
+    now = platform.clock.now()
+    with platform.uow.write() as repos:
+        emission_id = repos.blocks.add_emission(game.name, table_json, table.digest(), now)
+    block_ids = []
+    for number in range(blocks):
+        block_ids.append(
+            _create_block(
+                platform,
+                game.name,
+                emission_id=emission_id,
+                table=table,
+                number=number,
+                progress=progress,
+            )
+        )
+    opened = []
+    with platform.uow.write() as repos:
+        if not repos.blocks.has_open(game.name):
+            for _ in range(open_blocks):
+                block_id = repos.blocks.open_next_pending(game.name)
+                if block_id is not None:
+                    opened.append(block_id)
+    return EmissionCreated(emission_id, tuple(block_ids), tuple(opened))
+
+
+def _create_block(
+    platform: Platform,
+    game: str,
+    *,
+    emission_id: int,
+    table: PrizeTable,
+    number: int,
+    progress: Progress,
+) -> int:
+    label = f"block {number + 1}"
+    size = table.block_size
+    chunks = -(-size // CHUNK_UNITS)
+    progress(f"{label}: shuffling", 0, chunks)
+    tiers = shuffled_tiers(table, secure_generator()).tobytes()
+    key = new_block_key()
+    sealed = seal_tiers(key, tiers)
+    del tiers
+    key_id = secrets.token_hex(16)
+    platform.keys.put(key_id, key)
+    try:
+        with platform.uow.write() as repos:
+            block_id = repos.blocks.add_block(
+                emission_id=emission_id,
+                game=game,
+                key_id=key_id,
+                size=size,
+                chunk_units=CHUNK_UNITS,
+                now=platform.clock.now(),
+            )
+            for chunk in range(chunks):
+                start = chunk * CHUNK_UNITS
+                repos.blocks.add_chunk(block_id, chunk, sealed[start : start + CHUNK_UNITS])
+                progress(f"{label}: storing", chunk + 1, chunks)
+    except BaseException:
+        platform.keys.discard(key_id)
+        raise
+    return block_id
+
+
+def list_blocks(platform: Platform, game: str | None = None) -> list[Block]:
+    with platform.uow.read() as repos:
+        return repos.blocks.all(game)
+
+
+def close_block(platform: Platform, block_id: int) -> None:
+    """The operator withdraws a block from sale; the next pending one opens if none is left."""
+    with platform.uow.write() as repos:
+        block = repos.blocks.get(block_id)
+        if block is None:
+            raise NotFound(f"no block {block_id!r}")
+        if not (
+            repos.blocks.set_state(block_id, "closed", only_from="open")
+            or repos.blocks.set_state(block_id, "closed", only_from="pending")
+        ):
+            raise Conflict(f"block {block_id!r} is {block.state}; it cannot be closed")
+        if not repos.blocks.has_open(block.game):
+            repos.blocks.open_next_pending(block.game)
+
+
+def open_block(platform: Platform, block_id: int) -> None:
+    """Put a pending block on sale alongside the open ones."""
+    with platform.uow.write() as repos:
+        block = repos.blocks.get(block_id)
+        if block is None:
+            raise NotFound(f"no block {block_id!r}")
+        if not repos.blocks.set_state(block_id, "open", only_from="pending"):
+            raise Conflict(f"block {block_id!r} is {block.state}; only a pending block opens")
+
+
+def catalogue(platform: Platform) -> list[dict[str, Any]]:
+    """Every game as the lobby shows it, with the table of the block now on sale."""
+    shown = []
+    with platform.uow.read() as repos:
+        for name in game_names():
+            block = repos.blocks.showcase(name)
+            game = (
+                platform.game_for_table(block.table_json) if block is not None else find_game(name)
+            )
+            table = game.table
+            shown.append(
+                {
+                    "name": game.name,
+                    "title": game.title,
+                    "table_title": table.title,
+                    "table_source": table.source,
+                    "price_cents": game.price_cents,
+                    "block_size": table.block_size,
+                    "top_prize_cents": max(t.prize_cents for t in table.tiers),
+                    "odds": f"1 in {format_ratio(table.odds())}",
+                    "payout_percent": format_percent(table.payout(game.price_cents)),
+                    "reconstruction": table.reconstruction,
+                    "choices": list(game.choices),
+                    "zones": list(game.zones),
+                    "prize_table": [
+                        {"prize_cents": t.prize_cents, "count": t.count} for t in table.tiers
+                    ],
+                    "on_sale": repos.blocks.units_left(name) > 0,
+                }
+            )
+    return shown

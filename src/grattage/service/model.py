@@ -1,0 +1,84 @@
+"""Plain records the repositories return and the service works on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Literal
+
+Mode = Literal["play", "auto"]
+FinishedBy = Literal["player", "auto", "inactivity", "abandon"]
+BlockState = Literal["pending", "open", "exhausted", "closed"]
+MovementKind = Literal["deposit", "stake", "prize"]
+
+HOUSE_DEPOSITS = "house:deposits"
+HOUSE_STAKES = "house:stakes"
+HOUSE_PRIZES = "house:prizes"
+HOUSE_ACCOUNTS = (HOUSE_DEPOSITS, HOUSE_STAKES, HOUSE_PRIZES)
+
+
+@dataclass(frozen=True)
+class Player:
+    id: int
+    email: str
+    password_hash: str
+    birth_date: date
+    failed_logins: int
+    locked_until: datetime | None
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: int
+    player_id: int
+    email: str
+    last_seen_at: datetime
+
+
+@dataclass(frozen=True)
+class Block:
+    id: int
+    emission_id: int
+    game: str
+    key_id: str
+    size: int
+    sold: int
+    state: BlockState
+    chunk_units: int
+    table_json: str
+
+
+@dataclass(frozen=True)
+class Ticket:
+    id: int
+    player_id: int
+    game: str
+    block_id: int
+    position: int
+    mode: Mode
+    sign: str | None
+    stake_cents: int
+    prize_cents: int
+    document: str
+    revealed: str
+    state: Literal["playing", "finished"]
+    created_at: datetime
+    last_action_at: datetime
+    finished_at: datetime | None
+    finished_by: FinishedBy | None
+    balance_before_cents: int
+    balance_after_cents: int
+
+
+@dataclass(frozen=True)
+class Unit:
+    block_id: int
+    position: int
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One side of a movement: ``amount_cents`` added to ``account_id`` (negative: taken)."""
+
+    account_id: int
+    amount_cents: int

@@ -1,0 +1,84 @@
+"""What a player is shown of a ticket: revealed zones only, the whole document once finished."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from grattage.games import Game
+from grattage.service.model import Ticket
+
+
+def iso(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def revealed_zones(ticket: Ticket) -> list[str]:
+    zones: list[str] = json.loads(ticket.revealed)
+    return zones
+
+
+def locked_zones(game: Game, revealed: set[str], finished: bool) -> list[str]:
+    if finished:
+        return []
+    return [
+        zone
+        for zone in game.zones
+        if zone not in revealed and not set(game.zone_prerequisites(zone)) <= revealed
+    ]
+
+
+def ticket_view(ticket: Ticket, game: Game) -> dict[str, Any]:
+    """The API's ``Ticket``: hidden content never leaves the server."""
+    finished = ticket.state == "finished"
+    document = json.loads(ticket.document)
+    revealed = revealed_zones(ticket)
+    shown = game.zones if finished else [zone for zone in game.zones if zone in set(revealed)]
+    view: dict[str, Any] = {
+        "id": ticket.id,
+        "game": ticket.game,
+        "mode": ticket.mode,
+        "state": ticket.state,
+        "sign": ticket.sign,
+        "stake_cents": ticket.stake_cents,
+        "created_at": iso(ticket.created_at),
+        "zones": list(game.zones),
+        "revealed": {zone: game.zone_content(document, zone) for zone in shown},
+        "locked_zones": locked_zones(game, set(revealed), finished),
+        "prize_cents": ticket.prize_cents if finished else None,
+        "document": _public_document(ticket, document) if finished else None,
+        "finished_at": iso(ticket.finished_at),
+        "finished_by": ticket.finished_by,
+        "balance_after_cents": ticket.balance_after_cents,
+    }
+    return view
+
+
+def _public_document(ticket: Ticket, document: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **document,
+        "ticket_id": ticket.id,
+        "block": ticket.block_id,
+        "position": ticket.position,
+    }
+
+
+def history_row(ticket: Ticket) -> dict[str, Any]:
+    finished = ticket.state == "finished"
+    return {
+        "id": ticket.id,
+        "game": ticket.game,
+        "created_at": iso(ticket.created_at),
+        "finished_at": iso(ticket.finished_at),
+        "state": ticket.state,
+        "mode": ticket.mode,
+        "finished_by": ticket.finished_by,
+        "stake_cents": ticket.stake_cents,
+        "prize_cents": ticket.prize_cents if finished else None,
+        "balance_before_cents": ticket.balance_before_cents,
+        "balance_after_cents": ticket.balance_after_cents,
+        "sign": ticket.sign,
+    }

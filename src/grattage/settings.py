@@ -1,0 +1,35 @@
+"""The one settings object, read from the environment (prefix ``GRATTAGE_``).
+
+Built by the entry points (app factory, CLI), never at import time, so tests pass their own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="GRATTAGE_", extra="ignore")
+
+    database_url: str = "sqlite:///var/grattage.db"
+    key_dir: Path = Path("var/keys")
+    inactivity_seconds: Annotated[int, Field(ge=1)] = 10
+    """Cash: a ``play`` ticket untouched this long is revealed and finished by the system."""
+    abandon_seconds: Annotated[int, Field(ge=1)] = 900
+    """Either game: a ``play`` ticket untouched this long is finished by the system."""
+    session_idle_seconds: Annotated[int, Field(ge=60)] = 3600
+    lockout_threshold: Annotated[int, Field(ge=1)] = 5
+    """Failed log-ins in a row that lock an account."""
+    lockout_seconds: Annotated[int, Field(ge=1)] = 900
+    demo_deposit_max_cents: Annotated[int, Field(ge=1)] = 10_000
+    sweep_interval_seconds: Annotated[float, Field(gt=0)] = 1.0
+    """How often the server's background sweeper looks for tickets to finish."""
+    run_sweeper: bool = True
+    migrate_on_start: bool = True
+    """Bring the schema up to date when the app starts (``serve`` does it once, before workers)."""
+    secure_cookies: bool = False
+    """Mark the session cookie ``Secure`` (set behind HTTPS)."""
