@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 
 from grattage.games.money import format_euros
 
 CSRF = {"X-Grattage-CSRF": "1"}
 PASSWORD = "correct horse battery staple"
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
 
 
 def new_email() -> str:
@@ -36,9 +38,7 @@ def player_with_balance(page: Any, deposit_cents: int = 5000) -> str:
     logged = api.post("/api/sessions", data={"email": email, "password": PASSWORD})
     assert logged.status == 200, logged.text()
     if deposit_cents:
-        deposited = api.post(
-            "/api/me/deposits", data={"amount_cents": deposit_cents}, headers=CSRF
-        )
+        deposited = api.post("/api/me/deposits", data={"amount_cents": deposit_cents}, headers=CSRF)
         assert deposited.status == 201, deposited.text()
     return email
 
@@ -76,3 +76,11 @@ def wait_for_result(page: Any, timeout: float = 15_000) -> int:
     """Wait for the result message to appear by itself; return the prize it states (cents)."""
     page.wait_for_selector("#result[data-prize-cents]", timeout=timeout)
     return int(page.locator("#result").get_attribute("data-prize-cents") or "-1")
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """Save a full-page screenshot under ``test-artifacts/`` (gitignored) for a human to look at."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

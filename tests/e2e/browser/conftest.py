@@ -8,7 +8,6 @@ Every test gets a fresh browser context (its own cookies) and saves screenshots 
 from __future__ import annotations
 
 import os
-import re
 import socket
 import threading
 import time
@@ -28,7 +27,6 @@ CHROMIUM_ARGS = [
     "--disable-quic",
     "--disable-sync",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
 
 
 def chromium_path() -> str | None:
@@ -65,10 +63,30 @@ class LiveServer:
         self.thread.join(timeout=10)
 
 
-def build_app(tmp: Path, inactivity_seconds: int) -> Any:
-    from fake_api import create_fake_app
+TABLES = Path(__file__).parent / "tables"
+BLOCKS_PER_GAME = 5
 
-    return create_fake_app(inactivity_seconds=inactivity_seconds)
+
+def build_app(directory: Path, inactivity_seconds: int) -> Any:
+    """The real app on a fresh SQLite file, stocked with small blocks of both games."""
+    from grattage.entrypoints.bootstrap import build_platform
+    from grattage.entrypoints.http import create_app
+    from grattage.games import load_table
+    from grattage.service.emissions import create_emission
+    from grattage.settings import Settings
+
+    settings = Settings(
+        database_url=f"sqlite:///{directory / 'grattage.db'}",
+        key_dir=directory / "keys",
+        inactivity_seconds=inactivity_seconds,
+        sweep_interval_seconds=0.5,
+    )
+    platform = build_platform(settings)
+    for game in ("cash", "astro"):
+        name = f"{game}_small.toml"
+        table = load_table(game, (TABLES / name).read_text("utf-8"), name)
+        create_emission(platform, game, BLOCKS_PER_GAME, table=table)
+    return create_app(settings, platform=platform)
 
 
 @pytest.fixture(scope="session")
@@ -130,10 +148,3 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
     for context in contexts:
         context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
-
-
-def screenshot(page: Any, name: str) -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path

@@ -13,10 +13,10 @@ from browser_helpers import (
     player_with_balance,
     same_text,
     scratch,
+    screenshot,
     ticket_id_on,
     wait_for_result,
 )
-from conftest import screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +24,9 @@ CASH_ZONES = 25
 ASTRO_ZONES = 7
 
 
-def test_sign_up_deposit_and_scratch_every_cash_zone_by_hand(new_page: Any, live_server: Any) -> None:
+def test_sign_up_deposit_and_scratch_every_cash_zone_by_hand(
+    new_page: Any, live_server: Any
+) -> None:
     page = new_page(live_server.url)
     page.goto("/")
     page.wait_for_url("**/login.html?next=*")
@@ -96,10 +98,10 @@ def test_astro_with_a_chosen_sign_in_auto(new_page: Any, live_server: Any) -> No
     assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
     document = ticket["document"]
     for index, symbol in enumerate(document["symbols"]):
-        assert page.locator(f"[data-zone='symbols/{index}'] .zone-content").get_attribute(
-            "data-symbol"
-        ) == symbol
-    assert page.locator("[data-zone=banner] .banner-text").inner_text() == document["banner"]["text"]
+        disc = page.locator(f"[data-zone='symbols/{index}'] .zone-content")
+        assert disc.get_attribute("data-symbol") == symbol
+    banner_text = page.locator("[data-zone=banner] .banner-text").inner_text()
+    assert banner_text == document["banner"]["text"]
     message = same_text(page.locator("#result").inner_text())
     if ticket["prize_cents"]:
         assert euros(document["gain_cents"]) in message
@@ -141,9 +143,11 @@ def test_the_astro_banner_cannot_be_scratched_before_phase_one(
     reveal_bodies: list[str] = []
     page.on(
         "request",
-        lambda request: reveal_bodies.append(request.post_data or "")
-        if request.url.endswith("/reveal")
-        else None,
+        lambda request: (
+            reveal_bodies.append(request.post_data or "")
+            if request.url.endswith("/reveal")
+            else None
+        ),
     )
     page.get_by_role("button", name="Jouer", exact=True).click()
     ticket_id = ticket_id_on(page)
@@ -190,9 +194,11 @@ def test_a_double_click_on_jouez_buys_one_ticket(new_page: Any, live_server: Any
     purchases: list[str | None] = []
     page.on(
         "request",
-        lambda request: purchases.append(request.headers.get("idempotency-key"))
-        if request.method == "POST" and request.url.endswith("/tickets")
-        else None,
+        lambda request: (
+            purchases.append(request.headers.get("idempotency-key"))
+            if request.method == "POST" and request.url.endswith("/tickets")
+            else None
+        ),
     )
     page.get_by_role("button", name="Jouez", exact=True).dblclick()
     ticket_id_on(page)
