@@ -285,8 +285,23 @@ def test_a_360_pixel_wide_screen_has_no_horizontal_scroll(
         page.get_by_role("radio", name="Capricorne").click()
         page.get_by_role("button", name="Jouer", exact=True).click()
         ticket_id_on(page)
+        screenshot(page, "narrow_360_astro_playing")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        page.get_by_role("button", name="Tout découvrir").click()
+        wait_for_result(page)
+        assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
     if path == "/":
         page.locator("details.prizes summary").first.click()
     screenshot(page, f"narrow_360{path.replace('/', '_').replace('.html', '')}")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360, f"{path} is {width}px wide at 360px"
+
+
+def test_pages_answer_without_their_html_suffix(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 0)
+    for path, heading in [("/cash", "Cash"), ("/astro", "Astro"), ("/history", "Historique")]:
+        page.goto(path)
+        page.wait_for_selector(f"h1:has-text('{heading}')")
+    page.goto("/login")
+    page.wait_for_selector("#login-form")

@@ -26,7 +26,7 @@ function row(ticket) {
         ? el("span", { class: "row-balance", text: `Solde ${formatEuros(ticket.balance_after_cents, { alwaysDecimals: true })}` })
         : null,
     ),
-    el("a", { class: "btn small", href: ticketPage(ticket.game, ticket.id), text: finished ? "Revoir" : "Reprendre" }),
+    el("a", { class: `btn small ${finished ? "ghost" : "primary"}`, href: ticketPage(ticket.game, ticket.id), text: finished ? "Revoir" : "Reprendre" }),
   );
 }
 

@@ -18,11 +18,15 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-/** Show a message in the page's notice area (read aloud: the area is aria-live). */
-export function notify(text, kind = "error") {
+/**
+ * Show a message in the page's notice area (read aloud: the area is a live region), with an
+ * optional link to what solves the problem.
+ */
+export function notify(text, kind = "error", action = null) {
   const notice = $("#notice");
   if (!notice) return;
   notice.textContent = text;
+  if (text && action) notice.append(el("a", { href: action.href, text: action.label }));
   notice.className = `notice ${kind}`;
   notice.hidden = !text;
 }
@@ -38,7 +42,10 @@ export function handleError(error) {
     notify("Connexion au serveur impossible. Vérifiez votre réseau et réessayez.");
     return;
   }
-  notify(error instanceof ApiError ? error.message : "Une erreur inattendue est survenue.");
+  const action = error instanceof ApiError && error.code === "insufficient_balance"
+    ? { href: "/#deposit-title", label: "Faire un dépôt" }
+    : null;
+  notify(error instanceof ApiError ? error.message : "Une erreur inattendue est survenue.", "error", action);
   if (!(error instanceof ApiError)) console.error(error);
 }
 
