@@ -81,6 +81,7 @@ def wait_for_result(page: Any, timeout: float = 15_000) -> int:
 def screenshot(page: Any, name: str) -> Path:
     """Save a full-page screenshot under ``test-artifacts/`` (gitignored) for a human to look at."""
     ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(600)  # let the reveal and message animations end
     path = ARTIFACTS / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png"
     page.screenshot(path=str(path), full_page=True)
     return path

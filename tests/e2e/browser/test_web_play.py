@@ -79,20 +79,37 @@ def test_sign_up_deposit_and_scratch_every_cash_zone_by_hand(
 
 def test_astro_with_a_chosen_sign_in_auto(new_page: Any, live_server: Any) -> None:
     page = new_page(live_server.url)
-    player_with_balance(page, 1000)
+    player_with_balance(page, 10_000)
     page.goto("/astro.html")
-    page.wait_for_selector("#balance[data-cents='1000']")
+    page.wait_for_selector("#balance[data-cents='10000']")
     assert page.locator(".sign-choice svg").count() == 12
     page.get_by_role("radio", name="Scorpion").click()
     page.wait_for_selector("#chosen-sign[data-sign=scorpio] svg")
     screenshot(page, "astro_auto_1_sign_chosen")
 
-    page.get_by_role("button", name="Auto", exact=True).click()
-    ticket_id = ticket_id_on(page)
-    prize_on_screen = wait_for_result(page)
-    screenshot(page, "astro_auto_2_result")
+    # Play until a ticket wins (half of the test table wins), checking every ticket on the way.
+    for _ in range(20):
+        previous = page.locator("#ticket").get_attribute("data-ticket-id")
+        page.get_by_role("button", name="Auto", exact=True).click()
+        page.wait_for_function(
+            f"document.querySelector('#ticket').dataset.ticketId !== {previous!r}"
+            if previous
+            else "document.querySelector('#ticket').dataset.ticketId"
+        )
+        ticket_id = ticket_id_on(page)
+        prize_on_screen = wait_for_result(page)
+        ticket = api_get(page, f"/api/tickets/{ticket_id}")
+        check_astro_ticket_on_screen(page, ticket, prize_on_screen)
+        if ticket["prize_cents"]:
+            break
+    else:
+        pytest.fail("no winning Astro ticket in 20: cannot check the win message")
+    screenshot(page, "astro_auto_2_win")
+    me = api_get(page, "/api/me")
+    page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")
 
-    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+
+def check_astro_ticket_on_screen(page: Any, ticket: dict[str, Any], prize_on_screen: int) -> None:
     assert (ticket["mode"], ticket["sign"], ticket["state"]) == ("auto", "scorpio", "finished")
     assert prize_on_screen == ticket["prize_cents"]
     assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
@@ -104,12 +121,14 @@ def test_astro_with_a_chosen_sign_in_auto(new_page: Any, live_server: Any) -> No
     assert banner_text == document["banner"]["text"]
     message = same_text(page.locator("#result").inner_text())
     if ticket["prize_cents"]:
+        # The win message: gain × multiplier = prize.
         assert euros(document["gain_cents"]) in message
         assert message.endswith(euros(ticket["prize_cents"]))
         if document["banner"]["multiplier"]:
             assert f"×{document['banner']['multiplier']}=" in message
-    me = api_get(page, "/api/me")
-    page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")
+        assert page.locator(".disc.is-sign").count() == 2
+    else:
+        assert "Pasdegain" in message
 
 
 def test_a_cash_ticket_left_alone_is_revealed_by_the_inactivity_timer(

@@ -166,7 +166,7 @@ function winMessage(ticket) {
   if (prize > 0) {
     return multiplier
       ? `Gagné ! Gain ${formatEuros(gain)} × ${multiplier} = ${formatEuros(prize)}`
-      : `Gagné ! Gain ${formatEuros(gain)} = ${formatEuros(prize)}`;
+      : `Gagné ! Deux signes ${signById(ticket.sign)?.name ?? ""} : vous gagnez ${formatEuros(prize)}`;
   }
   return "Pas de gain cette fois-ci : il fallait deux dessins de votre signe.";
 }
