@@ -324,3 +324,32 @@ def test_pages_answer_without_their_html_suffix(new_page: Any, live_server: Any)
         page.wait_for_selector(f"h1:has-text('{heading}')")
     page.goto("/login")
     page.wait_for_selector("#login-form")
+
+
+def test_a_purchase_whose_answer_is_lost_is_not_bought_twice_on_retry(
+    new_page: Any, live_server: Any
+) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.wait_for_selector("#balance[data-cents='1000']")
+    keys: list[str | None] = []
+
+    def lose_the_first_answer(route: Any) -> None:
+        keys.append(route.request.headers.get("idempotency-key"))
+        if len(keys) == 1:
+            route.fetch()  # the server sells the ticket…
+            route.abort("connectionreset")  # …but the page never hears about it
+        else:
+            route.continue_()
+
+    page.route("**/api/games/cash/tickets", lose_the_first_answer)
+    page.get_by_role("button", name="Auto", exact=True).click()
+    page.wait_for_selector("#notice:has-text('Connexion au serveur impossible')")
+    page.get_by_role("button", name="Auto", exact=True).click()
+    wait_for_result(page)
+    screenshot(page, "cash_lost_answer_retried")
+    assert len(keys) == 2 and keys[0] == keys[1]
+    assert len(api_get(page, "/api/me/tickets")["tickets"]) == 1
+    me = api_get(page, "/api/me")
+    page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")

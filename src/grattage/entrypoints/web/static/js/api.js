@@ -102,3 +102,24 @@ export const api = {
     request("GET", `/api/me/tickets?limit=20${before ? `&before=${encodeURIComponent(before)}` : ""}`),
   lastTicket: () => request("GET", "/api/me/tickets/last"),
 };
+
+// Purchases whose answer never arrived (network down, server error), by intent. Retrying the
+// same intent reuses its key, so the server answers with the ticket already bought, if any,
+// instead of selling a second one.
+const unsettledPurchases = new Map();
+
+/** Buy one ticket for one player intent (game, mode, sign), safe to retry after a failure. */
+export async function buyTicket(game, mode, sign) {
+  const intent = `${game}|${mode}|${sign || ""}`;
+  const idempotencyKey = unsettledPurchases.get(intent) || newIdempotencyKey();
+  unsettledPurchases.set(intent, idempotencyKey);
+  try {
+    const ticket = await api.buy(game, mode, sign, idempotencyKey);
+    unsettledPurchases.delete(intent);
+    return ticket;
+  } catch (error) {
+    const answered = error instanceof ApiError && error.status !== 0 && error.status < 500;
+    if (answered) unsettledPurchases.delete(intent);
+    throw error;
+  }
+}

@@ -1,6 +1,6 @@
 // The Astro page: pick one of the 12 signs, then 5 discs and the « Gain » box (phase 1), then
 // the banner (phase 2, locked until the server says phase 1 is done).
-import { api, ApiError, newIdempotencyKey } from "./api.js";
+import { api, ApiError, buyTicket } from "./api.js";
 import { formatEuros, formatPrice } from "./money.js";
 import { TicketPlay } from "./play.js";
 import { paintMetal, ScratchZone } from "./scratch.js";
@@ -229,9 +229,8 @@ async function buy(mode) {
   buying = true;
   setButtons({ playing: true });
   notify("");
-  const idempotencyKey = newIdempotencyKey();
   try {
-    const ticket = await api.buy("astro", mode, chosenSign, idempotencyKey);
+    const ticket = await buyTicket("astro", mode, chosenSign);
     buying = false;
     startTicket(ticket);
     await refreshBalance();

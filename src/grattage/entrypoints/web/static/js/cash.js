@@ -1,5 +1,5 @@
 // The Cash 500 000 € page: 20 stars (« Vos numéros »), 5 clovers (« Numéros gagnants »).
-import { api, ApiError, newIdempotencyKey } from "./api.js";
+import { api, ApiError, buyTicket } from "./api.js";
 import { formatEuros, formatPrice } from "./money.js";
 import { TicketPlay } from "./play.js";
 import { paintMetal, ScratchZone } from "./scratch.js";
@@ -180,9 +180,8 @@ async function buy(mode) {
   buying = true;
   setButtons({ playing: true });
   notify("");
-  const idempotencyKey = newIdempotencyKey();
   try {
-    const ticket = await api.buy("cash", mode, null, idempotencyKey);
+    const ticket = await buyTicket("cash", mode, null);
     buying = false;
     startTicket(ticket);
     await refreshBalance();

@@ -240,9 +240,10 @@ export class ScratchZone {
     this.element.classList.remove("pending", "scratching", "locked");
     this.element.classList.add("revealed");
     this.element.removeAttribute("aria-disabled");
+    // Stays focusable (focus must not jump away), now reading out what it shows.
     this.element.setAttribute("role", "group");
-    this.element.removeAttribute("tabindex");
-    this.element.setAttribute("aria-label", `${this.label} : découvert`);
+    const shown = this.element.querySelector(".zone-content").textContent.replace(/\s+/g, " ").trim();
+    this.element.setAttribute("aria-label", `${this.label} : ${shown}`);
     if (!animate) {
       this.canvas.remove();
       return;
