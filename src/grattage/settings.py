@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     """Failed log-ins in a row that lock an account."""
     lockout_seconds: Annotated[int, Field(ge=1)] = 900
     demo_deposit_max_cents: Annotated[int, Field(ge=1)] = 10_000
+    password_time_cost: Annotated[int, Field(ge=1)] = 3
+    password_memory_kib: Annotated[int, Field(ge=8)] = 65_536
+    """Argon2id cost of a password hash; lower only for tests."""
     sweep_interval_seconds: Annotated[float, Field(gt=0)] = 1.0
     """How often the server's background sweeper looks for tickets to finish."""
     run_sweeper: bool = True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -191,7 +193,7 @@ def test_the_history_is_newest_first_paginated_and_keeps_the_balances(
     ]
     assert third["next"] is None
     rows = first["tickets"] + second["tickets"] + third["tickets"]
-    for newer, older in zip(rows, rows[1:], strict=False):
+    for newer, older in itertools.pairwise(rows):
         assert newer["balance_before_cents"] == older["balance_after_cents"]
     for row in rows:
         assert row["balance_after_cents"] == row["balance_before_cents"] - 500 + row["prize_cents"]

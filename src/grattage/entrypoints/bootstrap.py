@@ -19,6 +19,8 @@ def policy_from(settings: Settings) -> Policy:
         lockout_threshold=settings.lockout_threshold,
         lockout_seconds=settings.lockout_seconds,
         demo_deposit_max_cents=settings.demo_deposit_max_cents,
+        password_time_cost=settings.password_time_cost,
+        password_memory_kib=settings.password_memory_kib,
     )
 
 

@@ -6,6 +6,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from functools import cache
 from datetime import date, datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -19,9 +20,24 @@ ADULT_AGE = 18
 MIN_PASSWORD_LENGTH = 8
 MAX_PASSWORD_LENGTH = 256
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
-_hasher = PasswordHasher()
-# Verified against when the e-mail is unknown, so a log-in takes as long either way.
-_DUMMY_HASH = _hasher.hash("not a password of anyone")
+
+
+@cache
+def _hasher(time_cost: int, memory_kib: int) -> PasswordHasher:
+    return PasswordHasher(time_cost=time_cost, memory_cost=memory_kib)
+
+
+@cache
+def _dummy_hash(time_cost: int, memory_kib: int) -> str:
+    """Verified against when the e-mail is unknown, so a log-in takes as long either way."""
+    return _hasher(time_cost, memory_kib).hash("not a password of anyone")
+
+
+def _hasher_of(platform: Platform) -> PasswordHasher:
+    policy = platform.policy
+    return _hasher(policy.password_time_cost, policy.password_memory_kib)
+
+
 _BAD_CREDENTIALS = "wrong e-mail address or password"
 
 
@@ -68,7 +84,7 @@ def register(platform: Platform, email: str, password: str, birth_date: date) ->
         raise InvalidInput(f"birth_date {birth_date.isoformat()!r} is in the future")
     if age_on(birth_date, now.date()) < ADULT_AGE:
         raise InvalidInput(f"players must be at least {ADULT_AGE} years old")
-    password_hash = _hasher.hash(password)
+    password_hash = _hasher_of(platform).hash(password)
     with platform.uow.write() as repos:
         player_id = repos.players.add(address, password_hash, birth_date, now)
         repos.ledger.open_player_account(player_id)
@@ -84,11 +100,14 @@ def log_in(platform: Platform, email: str, password: str) -> NewSession:
     with platform.uow.read() as repos:
         player = repos.players.by_email(address)
     if player is None:
-        _verify(_DUMMY_HASH, password)
+        policy = platform.policy
+        _verify(
+            platform, _dummy_hash(policy.password_time_cost, policy.password_memory_kib), password
+        )
         raise Unauthorized(_BAD_CREDENTIALS)
     if player.locked_until is not None and player.locked_until > now:
         raise AccountLocked("this account is locked after repeated failed log-ins; retry later")
-    if not _verify(player.password_hash, password):
+    if not _verify(platform, player.password_hash, password):
         with platform.uow.write() as repos:
             lock_until = now + timedelta(seconds=platform.policy.lockout_seconds)
             failed = repos.players.count_failed_login(
@@ -105,9 +124,9 @@ def log_in(platform: Platform, email: str, password: str) -> NewSession:
     return NewSession(token, now + timedelta(seconds=platform.policy.session_idle_seconds))
 
 
-def _verify(password_hash: str, password: str) -> bool:
+def _verify(platform: Platform, password_hash: str, password: str) -> bool:
     try:
-        return _hasher.verify(password_hash, password)
+        return _hasher_of(platform).verify(password_hash, password)
     except (VerificationError, InvalidHashError):
         return False
 

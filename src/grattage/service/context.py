@@ -24,6 +24,9 @@ class Policy:
     lockout_threshold: int = 5
     lockout_seconds: int = 900
     demo_deposit_max_cents: int = 10_000
+    password_time_cost: int = 3
+    password_memory_kib: int = 65_536
+    """Argon2id cost (argon2-cffi's defaults, RFC 9106's low-memory choice)."""
     inactivity_games: tuple[str, ...] = ("cash",)
     """Games whose regulation reveals an idle ticket after ``inactivity_seconds`` (Cash, 4.3)."""
 

@@ -1,0 +1,115 @@
+"""The operator's commands: migrate, emission create, block, sweep, reconcile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grattage.entrypoints.cli import cli
+from grattage.service import tickets
+from grattage.service.emissions import list_blocks
+from support import FIXTURES, World
+
+from .conftest import cli_env
+
+
+def run(world: World, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), env=cli_env(world), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_migrate_is_idempotent(world: World) -> None:
+    assert run(world, "migrate")[0] == 0
+    assert run(world, "migrate")[:2] == (0, "database is up to date\n")
+
+
+def test_an_emission_from_an_operators_table_file_opens_its_first_block(world: World) -> None:
+    code, out, _ = run(
+        world, "emission", "create", "cash", "--blocks", "3", "--prize-table",
+        str(FIXTURES / "tiny_cash.toml"),
+    )  # fmt: skip
+    assert code == 0, out
+    assert [block.state for block in list_blocks(world.platform, "cash")] == [
+        "open",
+        "pending",
+        "pending",
+    ]
+    code, out, _ = run(world, "block", "list", "--game", "cash")
+    assert code == 0 and out.count("pending") == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("emission", "create", "poker"),
+        ("emission", "create", "cash", "--blocks", "0"),
+        ("emission", "create", "cash", "--prize-table", "/no/such/table.toml"),
+        ("emission", "create", "astro", "--prize-table", str(FIXTURES / "tiny_cash.toml")),
+        ("block", "close", "4242"),
+        ("serve", "--port", "0"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(world: World, args: tuple[str, ...]) -> None:
+    code, _, err = run(world, *args)
+    assert code == 2
+    assert "Traceback" not in err
+    # Our refusals are one line; click's own usage errors end with their one "Error:" line.
+    assert err.strip().splitlines()[-1].startswith(("grattage: error: ", "Error: "))
+
+
+def test_sweep_finishes_abandoned_tickets_and_reconcile_is_clean(world: World) -> None:
+    world.stock("astro")
+    player = world.player(1000)
+    tickets.buy(world.platform, player, game_name="astro", mode="play", sign="leo")
+    world.clock.advance(10_000)
+    # The CLI runs on the real clock, far ahead of the test's.
+    code, out, _ = run(world, "sweep")
+    assert (code, out) == (0, "finished 1 tickets\n")
+    code, out, _ = run(world, "reconcile")
+    assert code == 0 and out.endswith("reconcile: clean\n")
+
+
+def test_reconcile_lists_every_discrepancy_of_a_corrupted_ledger_and_exits_1(
+    world: World,
+) -> None:
+    world.stock("cash")
+    player = world.player(5000)
+    sold = [tickets.buy(world.platform, player, game_name="cash", mode="auto")[0] for _ in range(8)]
+    winner = next(ticket for ticket in sold if ticket["prize_cents"])
+    world.check_books = False
+    with world.platform.uow.write() as repos:
+        sql = repos.connection.exec_driver_sql  # type: ignore[attr-defined]
+        sql(f"UPDATE accounts SET balance_cents = balance_cents + 1 WHERE player_id = {player}")
+        prize_movements = (
+            f"SELECT id FROM movements WHERE kind = 'prize' AND ticket_id = {winner['id']}"
+        )
+        sql(f"DELETE FROM entries WHERE movement_id IN ({prize_movements})")
+        sql(f"DELETE FROM movements WHERE kind = 'prize' AND ticket_id = {winner['id']}")
+        sql(f"UPDATE blocks SET sold = sold + 1 WHERE id = {winner['document']['block']}")
+        sql("INSERT INTO entries (movement_id, account_id, amount_cents) VALUES (1, 1, 7)")
+    code, out, err = run(world, "reconcile")
+    assert code == 1
+    discrepancies = [line for line in out.splitlines() if line.startswith("DISCREPANCY")]
+    text = "\n".join(discrepancies)
+    assert f"account player:{player}" in text
+    assert "entries sum to 7 cents, not 0" in text
+    assert "movement 1: its entries sum to 7" in text
+    assert f"ticket {winner['id']}: won" in text
+    assert f"block {winner['document']['block']}: counter says 9 sold, 8 tickets exist" in text
+    assert "discrepancies" in err
+
+
+def test_the_demo_is_prepared_once(world: World, tmp_path: Path) -> None:
+    from grattage.entrypoints.cli.platform import DEMO_EMAIL, prepare_demo
+    from grattage.service import accounts
+
+    world.stock("cash")
+    world.stock("astro")
+    prepare_demo(world.platform)
+    prepare_demo(world.platform)
+    session = accounts.log_in(world.platform, DEMO_EMAIL, "grattage-demo")
+    player = accounts.authenticate(world.platform, session.token).player_id
+    assert world.balance(player) == 10_000
+    assert len(list_blocks(world.platform)) == 2

@@ -1,0 +1,98 @@
+"""Real threads against real databases: balances, last units and replays under contention."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from grattage.errors import InsufficientBalance, SoldOut
+from grattage.service import tickets
+from grattage.service.emissions import list_blocks
+from support import World
+
+
+def race(count: int, attempt: Callable[[int], Any]) -> list[Any]:
+    """Run ``attempt(i)`` for i in range(count) on as many threads, released together."""
+    start = threading.Barrier(count)
+
+    def run(index: int) -> Any:
+        start.wait()
+        try:
+            return attempt(index)
+        except Exception as error:  # collected and asserted on by the test
+            return error
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(run, range(count)))
+
+
+def test_fifty_simultaneous_purchases_on_a_balance_for_ten_sell_exactly_ten(
+    world: World,
+) -> None:
+    world.stock("cash", blocks=2)
+    player = world.player(10 * 500)
+    results = race(50, lambda _: tickets.buy(world.platform, player, game_name="cash", mode="play"))
+    sold = [result for result in results if isinstance(result, tuple)]
+    refused = [result for result in results if isinstance(result, InsufficientBalance)]
+    assert (len(sold), len(refused)) == (10, 40), Counter(type(r).__name__ for r in results)
+    assert world.balance(player) == 0
+    assert len({ticket["id"] for ticket, _ in sold}) == 10
+
+
+def test_the_last_unit_raced_by_twenty_buyers_is_sold_once(world: World) -> None:
+    world.stock("astro")
+    size = list_blocks(world.platform, "astro")[0].size
+    seller = world.player((size - 1) * 200)
+    for _ in range(size - 1):
+        tickets.buy(world.platform, seller, game_name="astro", mode="auto", sign="leo")
+    buyers = [world.player(200) for _ in range(20)]
+    results = race(
+        20,
+        lambda i: tickets.buy(
+            world.platform, buyers[i], game_name="astro", mode="auto", sign="aries"
+        ),
+    )
+    sold = [result for result in results if isinstance(result, tuple)]
+    assert len(sold) == 1
+    assert all(isinstance(result, SoldOut) for result in results if not isinstance(result, tuple))
+    assert sum(world.balance(buyer) for buyer in buyers) == 19 * 200 + sold[0][0]["prize_cents"]
+    assert list_blocks(world.platform, "astro")[0].state == "exhausted"
+
+
+def test_a_key_replayed_concurrently_sells_one_ticket(world: World) -> None:
+    world.stock("cash")
+    player = world.player(5000)
+    results = race(
+        10,
+        lambda _: tickets.buy(
+            world.platform, player, game_name="cash", mode="auto", idempotency_key="same"
+        ),
+    )
+    assert {result[0]["id"] for result in results} == {results[0][0]["id"]}
+    assert sorted(replayed for _, replayed in results) == [False] + [True] * 9
+
+
+def test_a_ticket_finished_at_once_by_its_player_and_the_sweeper_is_credited_once(
+    world: World,
+) -> None:
+    world.stock("cash")
+    player = world.player(20 * 500)
+    bought = [
+        tickets.buy(world.platform, player, game_name="cash", mode="play")[0] for _ in range(20)
+    ]
+    world.clock.advance(60)
+
+    def finish(index: int) -> Any:
+        if index % 2:
+            return tickets.sweep(world.platform)
+        return tickets.reveal(world.platform, player, bought[index // 2]["id"], reveal_all=True)
+
+    race(20, finish)
+    # The books reconcile at teardown: one prize movement per winning ticket.
+    won = sum(
+        tickets.get_ticket(world.platform, player, ticket["id"])["prize_cents"] for ticket in bought
+    )
+    assert world.balance(player) == won

@@ -1,0 +1,112 @@
+"""Every client mistake is a 4xx in the one error shape; never a 500."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from support import PASSWORD, World
+
+CSRF = {"X-Grattage-CSRF": "1"}
+
+BAD_REQUESTS = [
+    ("POST", "/api/players", b"not json"),
+    ("POST", "/api/players", b"[]"),
+    ("POST", "/api/players", b'{"email": "a@b.fr", "password": "x", "birth_date": "1990-13-45"}'),
+    ("POST", "/api/players", b'{"email": 5, "password": null, "birth_date": 1990}'),
+    (
+        "POST",
+        "/api/players",
+        b'{"email": "nope", "password": "long enough", "birth_date": "1990-01-01"}',
+    ),
+    (
+        "POST",
+        "/api/players",
+        b'{"email": "a@b.fr", "password": "short", "birth_date": "1990-01-01"}',
+    ),
+    ("POST", "/api/sessions", b'{"email": "a@b.fr"}'),
+    ("POST", "/api/sessions", b'{"email": "\\u0000", "password": "\\ud800"}'),
+    ("POST", "/api/me/deposits", b'{"amount_cents": 1e400}'),
+    ("POST", "/api/me/deposits", b'{"amount_cents": 99999999999999999999999999}'),
+    ("POST", "/api/games/cash/tickets", b'{"mode": "auto", "extra": 1}'),
+    ("POST", "/api/games/cash/tickets", b'{"mode": ["auto"]}'),
+    ("POST", "/api/games/%00/tickets", b'{"mode": "auto"}'),
+    ("POST", "/api/games/" + b"x".decode() * 100 + "/tickets", b'{"mode": "auto"}'),
+    ("POST", "/api/tickets/0/reveal", b'{"all": true}'),
+    ("POST", "/api/tickets/99999999999999999999/reveal", b'{"all": true}'),
+    ("POST", "/api/tickets/abc/reveal", b'{"all": true}'),
+    ("GET", "/api/tickets/-1", b""),
+    ("GET", "/api/me/tickets?limit=0", b""),
+    ("GET", "/api/me/tickets?limit=1000", b""),
+    ("GET", "/api/me/tickets?before=99999999999999999999", b""),
+    ("GET", "/api/nowhere", b""),
+    ("PUT", "/api/me", b""),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), BAD_REQUESTS)
+def test_a_bad_request_is_a_4xx_with_an_error_code_and_a_message(
+    client: TestClient, world: World, method: str, path: str, body: bytes
+) -> None:
+    world.stock("cash")
+    world.player(5000, email="fuzz@example.org")
+    token = client.post(
+        "/api/sessions", json={"email": "fuzz@example.org", "password": PASSWORD}
+    ).json()["token"]
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    response = client.request(method, path, content=body, headers=headers)
+    assert 400 <= response.status_code < 500, response.text
+    assert set(response.json()) == {"error", "message"}
+
+
+def test_an_idempotency_key_too_long_is_invalid_input(client: TestClient, world: World) -> None:
+    world.stock("cash")
+    world.player(5000, email="key@example.org")
+    client.post("/api/sessions", json={"email": "key@example.org", "password": PASSWORD})
+    response = client.post(
+        "/api/games/cash/tickets",
+        json={"mode": "auto"},
+        headers={**CSRF, "Idempotency-Key": "k" * 300},
+    )
+    assert (response.status_code, response.json()["error"]) == (422, "invalid_input")
+
+
+def test_the_api_without_credentials_answers_401(client: TestClient) -> None:
+    for method, path in [("GET", "/api/me"), ("POST", "/api/games/cash/tickets")]:
+        response = client.request(method, path, json={"mode": "auto"})
+        assert (response.status_code, response.json()["error"]) == (401, "unauthorized")
+    response = client.get("/api/me", headers={"Authorization": "Bearer forged"})
+    assert response.status_code == 401
+
+
+def test_sold_out_and_insufficient_balance_are_conflicts(client: TestClient, world: World) -> None:
+    world.player(300, email="poor@example.org")
+    client.post("/api/sessions", json={"email": "poor@example.org", "password": PASSWORD})
+    response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    assert (response.status_code, response.json()["error"]) == (409, "insufficient_balance")
+    client.post("/api/me/deposits", json={"amount_cents": 500}, headers=CSRF)
+    response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    assert (response.status_code, response.json()["error"]) == (409, "sold_out")
+    assert client.get("/api/me").json()["balance_cents"] == 800
+
+
+def test_the_replay_answers_200_and_the_conflicting_key_409(
+    client: TestClient, world: World
+) -> None:
+    world.stock("cash")
+    world.player(5000, email="keys@example.org")
+    client.post("/api/sessions", json={"email": "keys@example.org", "password": PASSWORD})
+    headers = {**CSRF, "Idempotency-Key": "abc"}
+    first = client.post("/api/games/cash/tickets", json={"mode": "play"}, headers=headers)
+    again = client.post("/api/games/cash/tickets", json={"mode": "play"}, headers=headers)
+    other = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=headers)
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json() == first.json()
+    assert (other.status_code, other.json()["error"]) == (409, "idempotency_conflict")
+    assert client.get("/api/me").json()["balance_cents"] == 4500
+
+
+def test_the_openapi_document_is_served(client: TestClient) -> None:
+    assert client.get("/docs").status_code == 200
+    paths = client.get("/openapi.json").json()["paths"]
+    assert "/api/games/{game}/tickets" in paths and "/api/me/tickets/last" in paths
