@@ -353,3 +353,26 @@ def test_a_purchase_whose_answer_is_lost_is_not_bought_twice_on_retry(
     assert len(api_get(page, "/api/me/tickets")["tickets"]) == 1
     me = api_get(page, "/api/me")
     page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")
+
+
+def test_the_next_ticket_never_shows_the_previous_result(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 2000)
+    page.goto("/cash.html")
+    play_button = page.get_by_role("button", name="Jouez", exact=True)
+    play_button.click()
+    first = ticket_id_on(page)
+    page.get_by_role("button", name="Tout découvrir").click()
+    play_button.click()  # waits until « Jouez » is back, which is once the result is shown
+    # So the first result is on screen, unless the second ticket has already replaced it.
+    assert page.locator("#result").get_attribute("data-prize-cents") is not None or (
+        page.locator("#ticket").get_attribute("data-ticket-id") != str(first)
+    )
+    page.wait_for_function(f"document.querySelector('#ticket').dataset.ticketId !== '{first}'")
+    page.wait_for_timeout(2000)  # longer than the old ticket's reveal animation
+    second = ticket_id_on(page)
+    assert api_get(page, f"/api/tickets/{second}")["state"] == "playing"
+    assert page.locator("#result").inner_text() == ""
+    assert page.locator("#total").inner_text() == "—"
+    assert page.locator("#ticket .zone.revealed").count() == 0
+    screenshot(page, "cash_next_ticket_clean")

@@ -144,6 +144,7 @@ function chooseSign(signId) {
   localStorage.setItem(SIGN_KEY, signId);
   showChosenSign(signId);
   if (!play || play.finished) {
+    play?.dispose();
     play = null;
     clearResult();
     $("#ticket").classList.add("specimen");
@@ -193,17 +194,19 @@ function startTicket(ticket, { replay = false } = {}) {
   }
   $("#ticket").classList.remove("specimen");
   $("#ticket").dataset.ticketId = String(ticket.id);
+  play?.dispose();
+  setButtons({ playing: true });
   play = new TicketPlay({
     ticket,
     zones: new Map(),
     fillZone,
     staggerMs: 260,
     onChange: (current) => {
-      setButtons({ playing: current.state !== "finished" });
       $("#banner-hint").hidden = !(current.locked_zones || []).includes("banner");
     },
     onFinished: async (current) => {
       showResult(current);
+      setButtons({ playing: false }); // another ticket only once this one's result is shown
       try {
         await refreshBalance();
       } catch (error) {

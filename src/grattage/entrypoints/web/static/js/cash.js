@@ -27,7 +27,7 @@ function starPath(ctx, cx, cy, outer, inner) {
 }
 
 function cloverPath(ctx, cx, cy, size) {
-  const leaf = size * 0.27;
+  const leaf = size * 0.2;
   ctx.beginPath();
   for (const [dx, dy] of [[0, -1], [1, 0], [0, 1], [-1, 0]]) {
     ctx.moveTo(cx + dx * leaf + leaf, cy + dy * leaf);
@@ -142,6 +142,8 @@ function startTicket(ticket, { replay = false } = {}) {
   clearResult();
   $("#ticket").classList.remove("specimen");
   $("#ticket").dataset.ticketId = String(ticket.id);
+  play?.dispose();
+  setButtons({ playing: true });
   const finishedAlready = ticket.state === "finished";
   const zones = buildZones(ticket, false);
   play = new TicketPlay({
@@ -150,12 +152,10 @@ function startTicket(ticket, { replay = false } = {}) {
     fillZone,
     staggerMs: 70,
     inactivitySeconds: ticket.mode === "play" ? config.inactivity_seconds : null,
-    onChange: (current) => {
-      highlightMatches();
-      setButtons({ playing: current.state !== "finished" });
-    },
+    onChange: () => highlightMatches(),
     onFinished: async (current) => {
       showResult(current);
+      setButtons({ playing: false }); // another ticket only once this one's result is shown
       try {
         await refreshBalance();
       } catch (error) {

@@ -16,6 +16,14 @@ export class TicketPlay {
     this.busy = false;
     this.finishedReported = false;
     this.inactivityTimer = null;
+    this.disposed = false;
+  }
+
+  /** A new ticket replaces this one: late answers and timers of this one must not touch it. */
+  dispose() {
+    this.disposed = true;
+    this.stopInactivity();
+    this.pending.clear();
   }
 
   get finished() {
@@ -24,6 +32,7 @@ export class TicketPlay {
 
   /** Show what a ticket answer reveals. `animate` wipes the new zones off one after the other. */
   apply(ticket, { animate = false } = {}) {
+    if (this.disposed) return;
     this.ticket = ticket;
     let order = 0;
     for (const [zoneId, zone] of this.zones) {
@@ -48,7 +57,9 @@ export class TicketPlay {
         this.finishedReported = true;
         // Let the wipe animation end before the result message appears.
         const wait = animate ? order * this.staggerMs + 450 : 0;
-        setTimeout(() => this.onFinished(ticket), wait);
+        setTimeout(() => {
+          if (!this.disposed) this.onFinished(ticket);
+        }, wait);
       }
     }
   }
@@ -60,7 +71,7 @@ export class TicketPlay {
   }
 
   async flush() {
-    if (this.busy || this.pending.size === 0) return;
+    if (this.busy || this.pending.size === 0 || this.disposed) return;
     this.busy = true;
     const zoneIds = [...this.pending];
     this.pending.clear();
@@ -78,7 +89,7 @@ export class TicketPlay {
 
   /** Reveal every remaining zone at once (« Tout découvrir », inactivity, or a resumed Auto). */
   async revealAll() {
-    if (this.finished) return;
+    if (this.finished || this.disposed) return;
     this.stopInactivity();
     for (const zone of this.zones.values()) if (zone.state === "covered") zone.state = "requested";
     try {
@@ -101,7 +112,7 @@ export class TicketPlay {
   }
 
   activity() {
-    if (this.inactivitySeconds === null || this.finished) return;
+    if (this.inactivitySeconds === null || this.finished || this.disposed) return;
     clearTimeout(this.inactivityTimer);
     this.inactivityTimer = setTimeout(() => {
       this.onInactivity();
