@@ -43,6 +43,13 @@ def player_with_balance(page: Any, deposit_cents: int = 5000) -> str:
     return email
 
 
+def player_with_balance_top_up(page: Any, deposit_cents: int) -> None:
+    deposited = page.context.request.post(
+        "/api/me/deposits", data={"amount_cents": deposit_cents}, headers=CSRF
+    )
+    assert deposited.status == 201, deposited.text()
+
+
 def api_get(page: Any, path: str) -> Any:
     answer = page.context.request.get(path)
     assert answer.ok, f"GET {path}: {answer.status} {answer.text()}"
@@ -85,3 +92,26 @@ def screenshot(page: Any, name: str) -> Path:
     path = ARTIFACTS / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def scratch_by_touch(page: Any, zone: Any, rows: int = 6) -> None:
+    """Scratch with a finger: touch events through the DevTools protocol (real touch input)."""
+    canvas = zone.locator("canvas.scratch-cover")
+    canvas.evaluate("element => element.scrollIntoView({block: 'center', behavior: 'instant'})")
+    box = canvas.bounding_box()
+    assert box is not None, "the zone has no scratch layer to scratch"
+    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
+    devtools = page.context.new_cdp_session(page)
+
+    def touch(kind: str, x: float, y: float) -> None:
+        points = [] if kind == "touchEnd" else [{"x": x, "y": y}]
+        devtools.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    touch("touchStart", left + width / 2, top + 2)
+    for row in range(rows):
+        y = top + height * (row + 0.5) / rows
+        xs = [left + width * step / 8 for step in range(1, 8)]
+        for x in xs if row % 2 == 0 else reversed(xs):
+            touch("touchMove", x, y)
+    touch("touchEnd", 0, 0)
+    devtools.detach()

@@ -67,7 +67,7 @@ TABLES = Path(__file__).parent / "tables"
 BLOCKS_PER_GAME = 5
 
 
-def build_app(directory: Path, inactivity_seconds: int) -> Any:
+def build_app(directory: Path, inactivity_seconds: int, blocks: int) -> Any:
     """The real app on a fresh SQLite file, stocked with small blocks of both games."""
     from grattage.entrypoints.bootstrap import build_platform
     from grattage.entrypoints.http import create_app
@@ -85,19 +85,19 @@ def build_app(directory: Path, inactivity_seconds: int) -> Any:
     for game in ("cash", "astro"):
         name = f"{game}_small.toml"
         table = load_table(game, (TABLES / name).read_text("utf-8"), name)
-        create_emission(platform, game, BLOCKS_PER_GAME, table=table)
+        create_emission(platform, game, blocks, table=table)
     return create_app(settings, platform=platform)
 
 
 @pytest.fixture(scope="session")
 def server_factory(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Callable[[int], LiveServer]]:
+) -> Iterator[Callable[..., LiveServer]]:
     started: list[LiveServer] = []
 
-    def start(inactivity_seconds: int) -> LiveServer:
+    def start(inactivity_seconds: int, blocks: int = BLOCKS_PER_GAME) -> LiveServer:
         tmp = tmp_path_factory.mktemp(f"app-inactivity-{inactivity_seconds}")
-        server = LiveServer(build_app(tmp, inactivity_seconds))
+        server = LiveServer(build_app(tmp, inactivity_seconds, blocks))
         started.append(server)
         return server
 
@@ -107,7 +107,7 @@ def server_factory(
 
 
 @pytest.fixture(scope="session")
-def live_server(server_factory: Callable[[int], LiveServer]) -> LiveServer:
+def live_server(server_factory: Callable[..., LiveServer]) -> LiveServer:
     """The app with the default inactivity delay (long enough for hand scratching)."""
     return server_factory(30)
 
@@ -134,9 +134,12 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
     contexts: list[Any] = []
     errors: list[str] = []
 
-    def open_page(base_url: str, width: int = 1280, height: int = 900) -> Any:
+    def open_page(base_url: str, width: int = 1280, height: int = 900, **options: Any) -> Any:
         context = browser.new_context(
-            base_url=base_url, viewport={"width": width, "height": height}, locale="fr-FR"
+            base_url=base_url,
+            viewport={"width": width, "height": height},
+            locale="fr-FR",
+            **options,
         )
         context.set_default_timeout(15_000)
         contexts.append(context)

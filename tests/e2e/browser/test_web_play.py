@@ -6,13 +6,16 @@ from typing import Any
 
 import pytest
 from browser_helpers import (
+    CSRF,
     PASSWORD,
     api_get,
     euros,
     new_email,
     player_with_balance,
+    player_with_balance_top_up,
     same_text,
     scratch,
+    scratch_by_touch,
     screenshot,
     ticket_id_on,
     wait_for_result,
@@ -376,3 +379,45 @@ def test_the_next_ticket_never_shows_the_previous_result(new_page: Any, live_ser
     assert page.locator("#total").inner_text() == "—"
     assert page.locator("#ticket .zone.revealed").count() == 0
     screenshot(page, "cash_next_ticket_clean")
+
+
+def test_a_phone_scratches_with_a_finger(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url, width=390, height=844, has_touch=True, is_mobile=True)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    zones = page.locator("#ticket .zone")
+    for index in range(CASH_ZONES):
+        zone = zones.nth(index)
+        scratch_by_touch(page, zone)
+        zone.locator(".zone-content .number").wait_for()
+    prize_on_screen = wait_for_result(page)
+    screenshot(page, "phone_scratched_by_touch")
+    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+    assert (ticket["state"], ticket["finished_by"]) == ("finished", "player")
+    assert prize_on_screen == ticket["prize_cents"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_a_sold_out_game_says_so(new_page: Any, server_factory: Any) -> None:
+    server = server_factory(30, blocks=1)
+    page = new_page(server.url)
+    player_with_balance(page, 10_000)
+    player_with_balance_top_up(page, 10_000)
+    for _ in range(40):  # the whole block of the test table
+        bought = page.context.request.post(
+            "/api/games/cash/tickets", data={"mode": "auto"}, headers=CSRF
+        )
+        assert bought.status == 201, bought.text()
+    page.goto("/cash.html")
+    page.wait_for_selector("#notice:has-text('épuisé')")  # told before trying
+    with page.expect_response("**/api/games/cash/tickets") as refused:
+        page.get_by_role("button", name="Jouez", exact=True).click()
+    assert refused.value.status == 409
+    assert refused.value.json()["error"] == "sold_out"
+    page.wait_for_selector("#notice:has-text('Ce jeu est épuisé')")
+    screenshot(page, "cash_sold_out")
+    page.goto("/")
+    page.wait_for_selector(".game-card[data-game=cash] .sold-out")
+    assert page.locator(".game-card[data-game=astro] a.btn").is_visible()
