@@ -161,7 +161,9 @@ def test_the_astro_banner_cannot_be_scratched_before_phase_one(
     page = new_page(live_server.url)
     player_with_balance(page, 1000)
     page.goto("/astro.html")
-    page.get_by_role("radio", name="Lion").click()
+    page.get_by_role("radio", name="Cancer").focus()
+    page.keyboard.press("ArrowRight")  # the signs are a radio group: arrows pick the next one
+    page.wait_for_selector("#chosen-sign[data-sign=leo]")
     reveal_bodies: list[str] = []
     page.on(
         "request",

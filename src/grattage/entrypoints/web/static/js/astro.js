@@ -125,8 +125,21 @@ function showChosenSign(signId) {
   }
 }
 
+/** Arrow keys move through the signs, as in any radio group. */
+function moveChoice(event) {
+  const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+  if (!step) return;
+  event.preventDefault();
+  const buttons = [...document.querySelectorAll(".sign-choice")];
+  const current = Math.max(0, buttons.indexOf(document.activeElement));
+  const next = buttons[(current + step + buttons.length) % buttons.length];
+  next.focus();
+  chooseSign(next.dataset.sign);
+}
+
 function buildPicker() {
   const picker = $("#signs");
+  picker.addEventListener("keydown", moveChoice);
   for (const sign of SIGNS) {
     const button = el("button", {
       class: "sign-choice", type: "button", role: "radio", "aria-checked": "false", "data-sign": sign.id,
