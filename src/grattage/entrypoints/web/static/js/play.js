@@ -39,8 +39,9 @@ export class TicketPlay {
       if (zone.state === "revealed") continue;
       if (Object.hasOwn(ticket.revealed || {}, zoneId)) {
         const content = ticket.revealed[zoneId];
+        const scratchedByHand = zone.state === "requested" && zone.touched;
         zone.show((element) => this.fillZone(zoneId, content, element), {
-          animate,
+          effect: animate ? "wipe" : scratchedByHand ? "fade" : "none",
           delay: animate ? order * this.staggerMs : 0,
         });
         order += 1;

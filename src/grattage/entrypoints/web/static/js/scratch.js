@@ -148,7 +148,8 @@ export class ScratchZone {
 
   scratchTo(point) {
     const { ctx } = this;
-    const brush = Math.max(8, Math.min(this.canvas.width, this.canvas.height) * 0.22);
+    // A coin about a seventh of the zone: a single swipe is not enough to uncover it.
+    const brush = Math.max(7, Math.min(this.canvas.width, this.canvas.height) * 0.14);
     ctx.globalCompositeOperation = "destination-out";
     ctx.lineCap = "round";
     ctx.lineJoin = "round";
@@ -229,10 +230,11 @@ export class ScratchZone {
   }
 
   /**
-   * Put the server's content in and take the coating away. `animate` wipes the coating off
-   * (after `delay` ms) like a quick automatic scratch; otherwise it disappears at once.
+   * Put the server's content in and take the coating away: `effect` "wipe" sweeps it off
+   * (after `delay` ms) like a quick automatic scratch, "fade" dissolves what the player left of
+   * it, "none" removes it at once (a replay shows the ticket as it ended).
    */
-  show(fillContent, { animate = false, delay = 0 } = {}) {
+  show(fillContent, { effect = "none", delay = 0 } = {}) {
     if (this.state === "revealed") return;
     this.state = "revealed";
     this.resizeObserver.disconnect();
@@ -244,12 +246,12 @@ export class ScratchZone {
     this.element.setAttribute("role", "group");
     const shown = this.element.querySelector(".zone-content").textContent.replace(/\s+/g, " ").trim();
     this.element.setAttribute("aria-label", `${this.label} : ${shown}`);
-    if (!animate) {
+    if (effect === "none") {
       this.canvas.remove();
       return;
     }
     this.canvas.style.animationDelay = `${delay}ms`;
-    this.canvas.classList.add("wipe");
+    this.canvas.classList.add(effect);
     this.canvas.addEventListener("animationend", () => this.canvas.remove(), { once: true });
     setTimeout(() => this.canvas.remove(), delay + 1500); // in case animations are disabled
   }
