@@ -74,7 +74,7 @@ def test_two_server_processes_selling_from_one_block_never_sell_a_unit_twice(
     world = pg_world
     world.stock("cash", blocks=2)
     units = sum(block.size for block in list_blocks(world.platform, "cash"))
-    players = [world.player(units * 500 // 8 + 500, email=f"p{i}@example.org") for i in range(8)]
+    players = [world.player(units * 500, email=f"p{i}@example.org") for i in range(8)]
     with server(world) as first, server(world) as second:
         tokens = [
             httpx.post(

@@ -2,15 +2,13 @@
 
 SQLite: WAL with ``synchronous=FULL`` (a committed purchase survives a crash of the process or
 the machine), a busy timeout, and ``BEGIN IMMEDIATE`` for write transactions so two writers
-never deadlock upgrading a read lock. Writers of one process also queue on a process lock,
-which is cheaper than SQLite's sleeping busy handler. PostgreSQL: plain READ COMMITTED; the
+never deadlock upgrading a read lock; the writers of one process share commits
+(:mod:`grattage.adapters.group_commit`). PostgreSQL: plain READ COMMITTED; the
 repositories use atomic ``UPDATE … RETURNING`` and ``SELECT … FOR UPDATE`` where it matters.
 """
 
 from __future__ import annotations
 
-import threading
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -68,17 +66,3 @@ def _sqlite_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
-
-
-_WRITE_LOCKS: dict[str, threading.Lock] = {}
-_WRITE_LOCKS_GUARD = threading.Lock()
-
-
-def writer_gate(engine: Engine) -> AbstractContextManager[Any]:
-    """What a write transaction holds around BEGIN … COMMIT: a process lock for SQLite."""
-    if not is_sqlite(engine):
-        return nullcontext()
-    key = str(engine.url)
-    with _WRITE_LOCKS_GUARD:
-        lock = _WRITE_LOCKS.setdefault(key, threading.Lock())
-    return lock

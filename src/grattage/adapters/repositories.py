@@ -8,14 +8,27 @@ transactions on PostgreSQL cannot both pass it, and SQLite's single writer never
 from __future__ import annotations
 
 from datetime import date, datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, insert, literal, or_, select, update
+from sqlalchemy import (
+    Connection,
+    and_,
+    bindparam,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
+from grattage.adapters.driver_sql import DriverSql, db_time
 from grattage.adapters.tables import (
+    UtcDateTime,
     accounts,
     block_chunks,
     blocks,
@@ -42,6 +55,82 @@ from grattage.service.model import (
 )
 
 _MAX_UNIT_ATTEMPTS = 50
+
+_PLAYER_ACCOUNT_SQL = DriverSql(
+    "SELECT id, balance_cents FROM accounts WHERE player_id = :player_id"
+)
+_CHANGE_PLAYER_BALANCE_SQL = DriverSql(
+    """UPDATE accounts SET balance_cents = balance_cents + :amount
+       WHERE id = :account_id AND kind = 'player' AND balance_cents + :amount >= 0
+       RETURNING balance_cents"""
+)
+_INSERT_MOVEMENT_SQL = DriverSql(
+    """INSERT INTO movements (kind, player_id, ticket_id, created_at)
+       VALUES (:kind, :player_id, :ticket_id, :created_at) RETURNING id"""
+)
+_INSERT_ENTRY_SQL = DriverSql(
+    """INSERT INTO entries (movement_id, account_id, amount_cents)
+       VALUES (:movement_id, :account_id, :amount_cents)"""
+)
+_OPEN_BLOCK_SQL = DriverSql(
+    """SELECT id FROM blocks WHERE game = :game AND state = 'open' AND sold < size
+       ORDER BY id LIMIT 1"""
+)
+_TAKE_UNIT_SQL = DriverSql(
+    """UPDATE blocks SET sold = sold + 1
+       WHERE id = :block_id AND state = 'open' AND sold < size RETURNING sold, size"""
+)
+_SEALED_TIER_SQL = DriverSql(
+    """SELECT substr(sealed_tiers, :offset, 1) FROM block_chunks
+       WHERE block_id = :block_id AND chunk = :chunk"""
+)
+_TICKET_COLUMNS = (
+    "player_id, game, block_id, position, mode, sign, stake_cents, prize_cents, document, "
+    "revealed, state, created_at, last_action_at, finished_at, finished_by, "
+    "balance_before_cents, balance_after_cents"
+)
+_INSERT_TICKET_SQL = DriverSql(
+    f"INSERT INTO tickets ({_TICKET_COLUMNS}) VALUES "
+    f"({', '.join(':' + name.strip() for name in _TICKET_COLUMNS.split(','))}) RETURNING id"
+)
+
+
+@cache
+def _due_for_player_sql(games: int) -> DriverSql:
+    placeholders = ", ".join(f":game{index}" for index in range(games)) or "NULL"
+    return DriverSql(
+        f"""SELECT id FROM tickets
+            WHERE player_id = :player_id AND state = 'playing'
+              AND (last_action_at <= :abandon_cutoff
+                   OR (last_action_at <= :inactivity_cutoff AND game IN ({placeholders})))
+            ORDER BY id LIMIT :limit"""
+    )
+
+
+# Built once: building a SQLAlchemy expression costs more than running it on SQLite.
+_TICKET_BY_ID = select(tickets).where(tickets.c.id == bindparam("ticket_id"))
+_TICKET_BY_ID_FOR_UPDATE = _TICKET_BY_ID.with_for_update()
+
+
+def _due_query() -> Any:
+    return (
+        select(tickets.c.id)
+        .where(
+            tickets.c.state == "playing",
+            or_(
+                tickets.c.last_action_at <= bindparam("abandon_cutoff", type_=UtcDateTime),
+                and_(
+                    tickets.c.game.in_(bindparam("games", expanding=True)),
+                    tickets.c.last_action_at <= bindparam("inactivity_cutoff", type_=UtcDateTime),
+                ),
+            ),
+        )
+        .order_by(tickets.c.id)
+        .limit(bindparam("limit"))
+    )
+
+
+_DUE = _due_query()
 
 
 class SqlPlayers:
@@ -157,10 +246,8 @@ class SqlLedger:
         )
 
     def player_account(self, player_id: int) -> tuple[int, int]:
-        row = self.db.execute(
-            select(accounts.c.id, accounts.c.balance_cents).where(accounts.c.player_id == player_id)
-        ).one()
-        return int(row.id), int(row.balance_cents)
+        row = _PLAYER_ACCOUNT_SQL(self.db, {"player_id": player_id}).one()
+        return int(row[0]), int(row[1])
 
     def house_account(self, name: str) -> int:
         cached = self._house_ids.get(name)
@@ -198,15 +285,8 @@ class SqlLedger:
         for leg in legs:
             if leg.account_id in house:
                 continue
-            new_balance = self.db.execute(
-                update(accounts)
-                .where(
-                    accounts.c.id == leg.account_id,
-                    accounts.c.kind == "player",
-                    accounts.c.balance_cents + leg.amount_cents >= 0,
-                )
-                .values(balance_cents=accounts.c.balance_cents + leg.amount_cents)
-                .returning(accounts.c.balance_cents)
+            new_balance = _CHANGE_PLAYER_BALANCE_SQL(
+                self.db, {"account_id": leg.account_id, "amount": leg.amount_cents}
             ).scalar()
             if new_balance is None:
                 raise InsufficientBalance(f"the balance cannot pay {-leg.amount_cents} cents")
@@ -223,13 +303,17 @@ class SqlLedger:
     ) -> None:
         if sum(leg.amount_cents for leg in legs) != 0:
             raise ValueError(f"an unbalanced movement: {legs!r}")
-        movement_id = self.db.execute(
-            insert(movements)
-            .values(kind=kind, player_id=player_id, ticket_id=ticket_id, created_at=now)
-            .returning(movements.c.id)
+        movement_id = _INSERT_MOVEMENT_SQL(
+            self.db,
+            {
+                "kind": kind,
+                "player_id": player_id,
+                "ticket_id": ticket_id,
+                "created_at": db_time(self.db, now),
+            },
         ).scalar_one()
-        self.db.execute(
-            insert(entries),
+        _INSERT_ENTRY_SQL(
+            self.db,
             [
                 {
                     "movement_id": movement_id,
@@ -340,16 +424,7 @@ class SqlBlocks:
                 if self.open_next_pending(game) is None:
                     raise SoldOut(f"{game} is sold out: no open block has a ticket left")
                 continue
-            taken = self.db.execute(
-                update(blocks)
-                .where(
-                    blocks.c.id == candidate,
-                    blocks.c.state == "open",
-                    blocks.c.sold < blocks.c.size,
-                )
-                .values(sold=blocks.c.sold + 1)
-                .returning(blocks.c.sold, blocks.c.size)
-            ).first()
+            taken = _TAKE_UNIT_SQL(self.db, {"block_id": candidate}).first()
             if taken is None:
                 continue  # another buyer took the block's last unit first
             if taken.sold == taken.size:
@@ -360,10 +435,8 @@ class SqlBlocks:
 
     def sealed_tier(self, block: Block, position: int) -> bytes:
         chunk, offset = divmod(position, block.chunk_units)
-        data = self.db.execute(
-            select(func.substr(block_chunks.c.sealed_tiers, offset + 1, 1)).where(
-                block_chunks.c.block_id == block.id, block_chunks.c.chunk == chunk
-            )
+        data = _SEALED_TIER_SQL(
+            self.db, {"offset": offset + 1, "block_id": block.id, "chunk": chunk}
         ).scalar_one()
         return bytes(data)
 
@@ -443,37 +516,30 @@ class SqlTickets:
         finished_by: FinishedBy | None = None,
         revealed: str = "[]",
     ) -> int:
-        return int(
-            self.db.execute(
-                insert(tickets)
-                .values(
-                    player_id=player_id,
-                    game=game,
-                    block_id=unit.block_id,
-                    position=unit.position,
-                    mode=mode,
-                    sign=sign,
-                    stake_cents=stake_cents,
-                    prize_cents=prize_cents,
-                    document=document,
-                    revealed=revealed,
-                    state="playing" if finished_by is None else "finished",
-                    created_at=now,
-                    last_action_at=now,
-                    finished_at=None if finished_by is None else now,
-                    finished_by=finished_by,
-                    balance_before_cents=balance_before_cents,
-                    balance_after_cents=balance_after_cents,
-                )
-                .returning(tickets.c.id)
-            ).scalar_one()
-        )
+        values = {
+            "player_id": player_id,
+            "game": game,
+            "block_id": unit.block_id,
+            "position": unit.position,
+            "mode": mode,
+            "sign": sign,
+            "stake_cents": stake_cents,
+            "prize_cents": prize_cents,
+            "document": document,
+            "revealed": revealed,
+            "state": "playing" if finished_by is None else "finished",
+            "created_at": db_time(self.db, now),
+            "last_action_at": db_time(self.db, now),
+            "finished_at": None if finished_by is None else db_time(self.db, now),
+            "finished_by": finished_by,
+            "balance_before_cents": balance_before_cents,
+            "balance_after_cents": balance_after_cents,
+        }
+        return int(_INSERT_TICKET_SQL(self.db, values).scalar_one())
 
     def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None:
-        query = select(tickets).where(tickets.c.id == ticket_id)
-        if for_update:
-            query = query.with_for_update()
-        row = self.db.execute(query).first()
+        query = _TICKET_BY_ID_FOR_UPDATE if for_update else _TICKET_BY_ID
+        row = self.db.execute(query, {"ticket_id": ticket_id}).first()
         return None if row is None else _ticket(row)
 
     def set_revealed(self, ticket_id: int, revealed: str, now: datetime) -> None:
@@ -513,24 +579,24 @@ class SqlTickets:
         player_id: int | None = None,
         limit: int = 500,
     ) -> list[int]:
-        query = (
-            select(tickets.c.id)
-            .where(
-                tickets.c.state == "playing",
-                or_(
-                    tickets.c.last_action_at <= abandon_cutoff,
-                    and_(
-                        tickets.c.game.in_(inactivity_games),
-                        tickets.c.last_action_at <= inactivity_cutoff,
-                    ),
-                ),
-            )
-            .order_by(tickets.c.id)
-            .limit(limit)
-        )
+        parameters = {
+            "abandon_cutoff": abandon_cutoff,
+            "inactivity_cutoff": inactivity_cutoff,
+            "games": list(inactivity_games),
+            "limit": limit,
+        }
         if player_id is not None:
-            query = query.where(tickets.c.player_id == player_id)
-        return [int(ticket_id) for ticket_id in self.db.execute(query).scalars()]
+            raw = {
+                "player_id": player_id,
+                "abandon_cutoff": db_time(self.db, abandon_cutoff),
+                "inactivity_cutoff": db_time(self.db, inactivity_cutoff),
+                "limit": limit,
+                **{f"game{index}": game for index, game in enumerate(inactivity_games)},
+            }
+            found = _due_for_player_sql(len(inactivity_games))(self.db, raw).scalars()
+            return [int(ticket_id) for ticket_id in found]
+        query = _DUE
+        return [int(ticket_id) for ticket_id in self.db.execute(query, parameters).scalars()]
 
     def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]:
         query = (

@@ -164,6 +164,7 @@ tickets = Table(
     CheckConstraint("state IN ('playing', 'finished')", name="ticket_state"),
     Index("tickets_by_player", "player_id", "id"),
     Index("tickets_playing", "state", "last_action_at"),
+    Index("tickets_playing_by_player", "player_id", "state"),
 )
 
 idempotency_keys = Table(

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import Connection, Engine
 
-from grattage.adapters.database import WRITE_OPTION, writer_gate
+from grattage.adapters.database import WRITE_OPTION, is_sqlite
+from grattage.adapters.group_commit import GroupCommitter
 from grattage.adapters.repositories import (
     SqlAudit,
     SqlBlocks,
@@ -39,6 +41,17 @@ class SqlUnitOfWork:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._house_ids: dict[str, int] = {}
+        self._group: GroupCommitter | None = None
+        if is_sqlite(engine):
+            database = engine.url.database
+            lock_path = (
+                Path(f"{database}.write-lock") if database and database != ":memory:" else None
+            )
+            self._group = GroupCommitter(
+                engine,
+                lambda connection: SqlRepositories(connection, self._house_ids),
+                lock_path=lock_path,
+            )
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[SqlRepositories]:
@@ -49,8 +62,16 @@ class SqlUnitOfWork:
 
     @contextmanager
     def write(self) -> Iterator[SqlRepositories]:
-        """A write transaction: commits when the block ends, rolls back on an exception."""
-        with writer_gate(self.engine), self._transaction(write=True) as repositories:
+        """A write transaction: commits when the block ends, rolls back on an exception.
+
+        On SQLite, concurrent write transactions of this process share their commit (see
+        :mod:`grattage.adapters.group_commit`); the block still ends only once it is durable.
+        """
+        if self._group is not None:
+            with self._group.write() as repositories:
+                yield repositories
+            return
+        with self._transaction(write=True) as repositories:
             yield repositories
 
     @contextmanager
@@ -60,4 +81,6 @@ class SqlUnitOfWork:
 
     def close(self) -> None:
         """Release the connections (tests, shutdown)."""
+        if self._group is not None:
+            self._group.close()
         self.engine.dispose()

@@ -40,9 +40,7 @@ def ticket_seed(salt: bytes, choice: str | None) -> bytes:
     return salt + (choice or "").encode("utf-8")
 
 
-def design_unit(
-    game: Game, salt: bytes, prize_cents: int, choice: str | None
-) -> TicketDocument:
+def design_unit(game: Game, salt: bytes, prize_cents: int, choice: str | None) -> TicketDocument:
     """The one ticket that unit shows to a player who picked ``choice``."""
     return game.design(prize_cents, SeededRandomness(ticket_seed(salt, choice)), choice)
 

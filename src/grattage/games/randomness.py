@@ -41,7 +41,7 @@ class Randomness(Protocol):
 class SeededRandomness:
     """A deterministic, portable stream of uniform draws derived from ``seed``."""
 
-    __slots__ = ("_chunk_index", "_prefix", "_words", "_position")
+    __slots__ = ("_chunk_index", "_position", "_prefix", "_words")
 
     def __init__(self, seed: bytes) -> None:
         self._prefix = _DOMAIN + len(seed).to_bytes(4, "big") + seed
@@ -51,9 +51,9 @@ class SeededRandomness:
 
     def _next_word(self) -> int:
         if self._position == len(self._words):
-            chunk = hashlib.shake_256(
-                self._prefix + self._chunk_index.to_bytes(4, "big")
-            ).digest(_CHUNK_BYTES)
+            chunk = hashlib.shake_256(self._prefix + self._chunk_index.to_bytes(4, "big")).digest(
+                _CHUNK_BYTES
+            )
             self._words = _WORDS.unpack(chunk)
             self._chunk_index += 1
             self._position = 0

@@ -22,9 +22,7 @@ def game_type(name: str) -> type[Game]:
     try:
         return GAME_TYPES[name]
     except KeyError:
-        raise UnknownGame(
-            f"unknown game {name!r}; the games are {', '.join(GAME_TYPES)}"
-        ) from None
+        raise UnknownGame(f"unknown game {name!r}; the games are {', '.join(GAME_TYPES)}") from None
 
 
 @cache

@@ -236,9 +236,7 @@ def _parse_tier(index: int, raw: object, source_name: str) -> Tier:
 def _need(data: dict[str, Any], key: str, kind: type, source_name: str) -> Any:
     value = data.get(key)
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise InvalidPrizeTable(
-            f"{source_name}: {key!r} must be a {kind.__name__}, got {value!r}"
-        )
+        raise InvalidPrizeTable(f"{source_name}: {key!r} must be a {kind.__name__}, got {value!r}")
     return value
 
 

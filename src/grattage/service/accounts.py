@@ -6,8 +6,8 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from functools import cache
 from datetime import date, datetime, timedelta
+from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError

@@ -69,21 +69,24 @@ def buy(
     now = platform.clock.now()
     with platform.uow.write() as repos:
         _finish_due(platform, repos, now, player_id)
-        if idempotency_key is not None and not repos.idempotency.add(
+        replayed = idempotency_key is not None and not repos.idempotency.add(
             player_id, idempotency_key, request_hash, now
-        ):
-            return _replay(platform, repos, player_id, idempotency_key, request_hash), True
-        ticket = _sell(
-            platform, repos, player_id, game=game, mode=cast(Mode, mode), sign=sign, now=now
         )
-        if idempotency_key is not None:
-            repos.idempotency.set_ticket(player_id, idempotency_key, ticket.id)
-        return _view(platform, repos, ticket), False
+        if replayed:
+            assert idempotency_key is not None
+            ticket = _replay(repos, player_id, idempotency_key, request_hash)
+        else:
+            ticket = _sell(
+                platform, repos, player_id, game=game, mode=cast(Mode, mode), sign=sign, now=now
+            )
+            if idempotency_key is not None:
+                repos.idempotency.set_ticket(player_id, idempotency_key, ticket.id)
+        sold_by = platform.loaded_block(repos, ticket.block_id).game
+    # Shaping the answer needs no lock: done after the commit, outside the writers' queue.
+    return ticket_view(ticket, sold_by), replayed
 
 
-def _replay(
-    platform: Platform, repos: Repositories, player_id: int, key: str, request_hash: str
-) -> dict[str, Any]:
+def _replay(repos: Repositories, player_id: int, key: str, request_hash: str) -> Ticket:
     claimed = repos.idempotency.get(player_id, key)
     assert claimed is not None
     claimed_hash, ticket_id = claimed
@@ -93,7 +96,7 @@ def _replay(
         )
     ticket = repos.tickets.get(ticket_id)
     assert ticket is not None
-    return _view(platform, repos, ticket)
+    return ticket
 
 
 def _sell(
@@ -135,6 +138,8 @@ def _sell(
     prize_legs = [Leg(account_id, prize), Leg(repos.ledger.house_account(HOUSE_PRIZES), -prize)]
     if auto and prize:
         balance_after = repos.ledger.apply(prize_legs)[account_id]
+    document_json = json.dumps(document, separators=(",", ":"))
+    revealed = json.dumps(list(loaded.game.zones)) if auto else "[]"
     ticket_id = repos.tickets.add(
         player_id=player_id,
         game=game.name,
@@ -143,19 +148,36 @@ def _sell(
         sign=sign,
         stake_cents=stake,
         prize_cents=prize,
-        document=json.dumps(document, separators=(",", ":")),
+        document=document_json,
         now=now,
         balance_before_cents=balance_before,
         balance_after_cents=balance_after,
         finished_by="auto" if auto else None,
-        revealed=json.dumps(list(loaded.game.zones)) if auto else "[]",
+        revealed=revealed,
     )
     repos.ledger.record("stake", stake_legs, now, player_id, ticket_id)
     if auto and prize:
         repos.ledger.record("prize", prize_legs, now, player_id, ticket_id)
-    ticket = repos.tickets.get(ticket_id)
-    assert ticket is not None
-    return ticket
+    return Ticket(
+        id=ticket_id,
+        player_id=player_id,
+        game=game.name,
+        block_id=unit.block_id,
+        position=unit.position,
+        mode=mode,
+        sign=sign,
+        stake_cents=stake,
+        prize_cents=prize,
+        document=document_json,
+        revealed=revealed,
+        state="finished" if auto else "playing",
+        created_at=now,
+        last_action_at=now,
+        finished_at=now if auto else None,
+        finished_by="auto" if auto else None,
+        balance_before_cents=balance_before,
+        balance_after_cents=balance_after,
+    )
 
 
 def _view(platform: Platform, repos: Repositories, ticket: Ticket) -> dict[str, Any]:

@@ -187,6 +187,7 @@ def upgrade() -> None:
     )
     op.create_index("tickets_by_player", "tickets", ["player_id", "id"], unique=False)
     op.create_index("tickets_playing", "tickets", ["state", "last_action_at"], unique=False)
+    op.create_index("tickets_playing_by_player", "tickets", ["player_id", "state"], unique=False)
     accounts = sa.table(
         "accounts",
         sa.column("name", sa.String),
@@ -199,6 +200,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_index("tickets_playing_by_player", table_name="tickets")
     op.drop_index("tickets_playing", table_name="tickets")
     op.drop_index("tickets_by_player", table_name="tickets")
     op.drop_table("tickets")
