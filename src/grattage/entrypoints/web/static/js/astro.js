@@ -231,7 +231,13 @@ function startTicket(ticket, { replay = false } = {}) {
   play.zones = buildZones(ticket, false);
   const replayBanner = $("#replay-banner");
   replayBanner.hidden = !replay;
-  if (replay) replayBanner.textContent = `Ticket n° ${ticket.id} du ${formatDate(ticket.created_at)} — revu depuis l'historique.`;
+  if (replay) {
+    const how = ticket.mode === "auto" ? "en mode Auto" : "en grattant";
+    replayBanner.replaceChildren(
+      `Ticket n° ${ticket.id} du ${formatDate(ticket.created_at)}, joué ${how} — tel qu'il s'est terminé. `,
+      el("a", { href: "/history.html", text: "Retour à l'historique" }),
+    );
+  }
   play.apply(ticket, { animate: !replay && ticket.mode === "auto" });
   if (ticket.state !== "finished" && ticket.mode === "auto") play.revealAll();
 }

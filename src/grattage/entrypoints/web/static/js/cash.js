@@ -167,7 +167,13 @@ function startTicket(ticket, { replay = false } = {}) {
   });
   const replayBanner = $("#replay-banner");
   replayBanner.hidden = !replay;
-  if (replay) replayBanner.textContent = `Ticket n° ${ticket.id} du ${formatDate(ticket.created_at)} — revu depuis l'historique.`;
+  if (replay) {
+    const how = ticket.mode === "auto" ? "en mode Auto" : "en grattant";
+    replayBanner.replaceChildren(
+      `Ticket n° ${ticket.id} du ${formatDate(ticket.created_at)}, joué ${how} — tel qu'il s'est terminé. `,
+      el("a", { href: "/history.html", text: "Retour à l'historique" }),
+    );
+  }
   play.apply(ticket, { animate: !replay && ticket.mode === "auto" });
   if (!finishedAlready) {
     if (ticket.mode === "auto") play.revealAll(); // the server left it to the page
