@@ -224,6 +224,10 @@ export class ScratchZone {
   }
 
   refuse() {
+    // A drag over a locked zone fires many moves: shake once, not on every one of them.
+    const now = performance.now();
+    if (now - (this.lastRefusal || 0) < 500) return;
+    this.lastRefusal = now;
     this.element.classList.remove("refused");
     void this.element.offsetWidth; // restart the shake animation
     this.element.classList.add("refused");
