@@ -315,6 +315,12 @@ def test_a_360_pixel_wide_screen_has_no_horizontal_scroll(
     page = new_page(live_server.url, width=360, height=740)
     if path != "/login.html":
         player_with_balance(page, 1000)
+    if path == "/history.html":  # a history with a row of each game
+        for game, body in [("cash", {"mode": "auto"}), ("astro", {"mode": "play", "sign": "leo"})]:
+            bought = page.context.request.post(
+                f"/api/games/{game}/tickets", data=body, headers=CSRF
+            )
+            assert bought.status == 201, bought.text()
     page.goto(path)
     page.wait_for_load_state("networkidle")
     if path == "/cash.html":
@@ -331,6 +337,8 @@ def test_a_360_pixel_wide_screen_has_no_horizontal_scroll(
         assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
     if path == "/":
         page.locator("details.prizes summary").first.click()
+    if path == "/history.html":
+        assert page.locator(".history-row").count() == 2
     screenshot(page, f"narrow_360{path.replace('/', '_').replace('.html', '')}")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 360, f"{path} is {width}px wide at 360px"
