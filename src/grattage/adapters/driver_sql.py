@@ -34,3 +34,10 @@ def db_time(connection: Connection, moment: datetime) -> Any:
     if connection.dialect.name == "sqlite":
         return naive.strftime("%Y-%m-%d %H:%M:%S.%f")
     return naive
+
+
+def from_db_time(value: Any) -> datetime:
+    """A stored time back as an aware UTC datetime (SQLite hands back its text)."""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(moment, datetime)
+    return moment.replace(tzinfo=UTC)

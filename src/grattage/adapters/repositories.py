@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
-from grattage.adapters.driver_sql import DriverSql, db_time
+from grattage.adapters.driver_sql import DriverSql, db_time, from_db_time
 from grattage.adapters.tables import (
     UtcDateTime,
     accounts,
@@ -58,6 +58,11 @@ _MAX_UNIT_ATTEMPTS = 50
 
 _PLAYER_ACCOUNT_SQL = DriverSql(
     "SELECT id, balance_cents FROM accounts WHERE player_id = :player_id"
+)
+_FIND_SESSION_SQL = DriverSql(
+    """SELECT sessions.id, sessions.player_id, players.email, sessions.last_seen_at
+       FROM sessions JOIN players ON players.id = sessions.player_id
+       WHERE sessions.token_hash = :token_hash"""
 )
 _CHANGE_PLAYER_BALANCE_SQL = DriverSql(
     """UPDATE accounts SET balance_cents = balance_cents + :amount
@@ -209,15 +214,15 @@ class SqlSessions:
         )
 
     def find(self, token_hash: str) -> SessionRow | None:
-        row = self.db.execute(
-            select(sessions.c.id, sessions.c.player_id, sessions.c.last_seen_at, players.c.email)
-            .join(players, players.c.id == sessions.c.player_id)
-            .where(sessions.c.token_hash == token_hash)
-        ).first()
+        row = _FIND_SESSION_SQL(self.db, {"token_hash": token_hash}).first()
         if row is None:
             return None
+        session_id, player_id, email, last_seen_at = row
         return SessionRow(
-            id=row.id, player_id=row.player_id, email=row.email, last_seen_at=row.last_seen_at
+            id=session_id,
+            player_id=player_id,
+            email=email,
+            last_seen_at=from_db_time(last_seen_at),
         )
 
     def touch(self, session_id: int, now: datetime) -> None:
@@ -230,9 +235,19 @@ class SqlSessions:
 
 
 class SqlLedger:
-    def __init__(self, connection: Connection, house_ids: dict[str, int]) -> None:
+    def __init__(
+        self, connection: Connection, house_ids: dict[str, int], account_ids: dict[int, int]
+    ) -> None:
         self.db = connection
         self._house_ids = house_ids
+        self._account_ids = account_ids
+
+    def player_account_id(self, player_id: int) -> int:
+        account_id = self._account_ids.get(player_id)
+        if account_id is None:
+            account_id = self.player_account(player_id)[0]
+            self._account_ids[player_id] = account_id
+        return account_id
 
     def open_player_account(self, player_id: int) -> int:
         return int(
@@ -353,8 +368,10 @@ _BLOCK_COLUMNS = (
 
 
 class SqlBlocks:
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, open_hints: dict[str, int] | None = None) -> None:
         self.db = connection
+        # The block each game last sold from: tried first, which saves looking it up.
+        self._open_hints: dict[str, int] = {} if open_hints is None else open_hints
 
     def add_emission(self, game: str, table_json: str, digest: str, now: datetime) -> int:
         return int(
@@ -426,7 +443,8 @@ class SqlBlocks:
                 continue
             taken = _TAKE_UNIT_SQL(self.db, {"block_id": candidate}).first()
             if taken is None:
-                continue  # another buyer took the block's last unit first
+                continue  # another buyer took the block's last unit first, or it was closed
+            self._open_hints[game] = candidate
             if taken.sold == taken.size:
                 self.set_state(candidate, "exhausted", only_from="open")
                 self.open_next_pending(game)

@@ -23,15 +23,27 @@ from grattage.adapters.repositories import (
 
 
 @dataclass
+class ProcessCaches:
+    """Facts that never change once in the database, remembered by the process."""
+
+    house_ids: dict[str, int] = field(default_factory=dict)
+    player_account_ids: dict[int, int] = field(default_factory=dict)
+    open_blocks: dict[str, int] = field(default_factory=dict)
+    """A hint only: the block each game last sold from (re-checked by every sale)."""
+
+
+@dataclass
 class SqlRepositories:
     connection: Connection
-    house_ids: dict[str, int] = field(default_factory=dict)
+    caches: ProcessCaches = field(default_factory=ProcessCaches)
 
     def __post_init__(self) -> None:
         self.players = SqlPlayers(self.connection)
         self.sessions = SqlSessions(self.connection)
-        self.ledger = SqlLedger(self.connection, self.house_ids)
-        self.blocks = SqlBlocks(self.connection)
+        self.ledger = SqlLedger(
+            self.connection, self.caches.house_ids, self.caches.player_account_ids
+        )
+        self.blocks = SqlBlocks(self.connection, self.caches.open_blocks)
         self.tickets = SqlTickets(self.connection)
         self.idempotency = SqlIdempotency(self.connection)
         self.audit = SqlAudit(self.connection)
@@ -40,7 +52,7 @@ class SqlRepositories:
 class SqlUnitOfWork:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._house_ids: dict[str, int] = {}
+        self._caches = ProcessCaches()
         self._group: GroupCommitter | None = None
         if is_sqlite(engine):
             database = engine.url.database
@@ -49,7 +61,7 @@ class SqlUnitOfWork:
             )
             self._group = GroupCommitter(
                 engine,
-                lambda connection: SqlRepositories(connection, self._house_ids),
+                lambda connection: SqlRepositories(connection, self._caches),
                 lock_path=lock_path,
             )
 
@@ -58,7 +70,7 @@ class SqlUnitOfWork:
         with self.engine.connect() as connection:
             connection.execution_options(**{WRITE_OPTION: write})
             with connection.begin():
-                yield SqlRepositories(connection, self._house_ids)
+                yield SqlRepositories(connection, self._caches)
 
     @contextmanager
     def write(self) -> Iterator[SqlRepositories]:

@@ -45,6 +45,10 @@ class Ledger(Protocol):
         """(account id, balance in cents)."""
         ...
 
+    def player_account_id(self, player_id: int) -> int:
+        """The id of the player's wallet (it never changes: cached)."""
+        ...
+
     def house_account(self, name: str) -> int: ...
     def apply(self, legs: list[Leg]) -> dict[int, int]:
         """Change the balances (debits first); InsufficientBalance if a player's would go

@@ -110,12 +110,7 @@ def _sell(
     now: datetime,
 ) -> Ticket:
     stake = game.price_cents
-    account_id, balance = repos.ledger.player_account(player_id)
-    if balance < stake:  # a cheap early refusal; the debit below is the real guard
-        raise InsufficientBalance(
-            f"a {game.name} ticket costs {format_euros(stake)}; "
-            f"the balance is {format_euros(balance)}"
-        )
+    account_id = repos.ledger.player_account_id(player_id)
     for check in platform.stake_checks:
         check(repos, player_id, game.name, stake, now)
     stake_legs = [Leg(account_id, -stake), Leg(repos.ledger.house_account(HOUSE_STAKES), stake)]
@@ -204,7 +199,7 @@ def _finish(
     if not repos.tickets.finish(ticket.id, json.dumps(list(game.zones)), now, finished_by):
         return False
     if ticket.prize_cents:
-        account_id, _ = repos.ledger.player_account(ticket.player_id)
+        account_id = repos.ledger.player_account_id(ticket.player_id)
         house = repos.ledger.house_account(HOUSE_PRIZES)
         balances = repos.ledger.post(
             "prize",
