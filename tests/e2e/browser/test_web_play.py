@@ -446,3 +446,24 @@ def test_a_sold_out_game_says_so(new_page: Any, server_factory: Any) -> None:
     page.goto("/")
     page.wait_for_selector(".game-card[data-game=cash] .sold-out")
     assert page.locator(".game-card[data-game=astro] a.btn").is_visible()
+
+
+def test_a_reload_in_the_middle_of_a_ticket_resumes_it(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    zones = page.locator("#ticket .zone")
+    for index in range(3):
+        scratch(page, zones.nth(index))
+        zones.nth(index).locator(".number").wait_for()
+    page.reload()
+    page.wait_for_selector(f"#ticket[data-ticket-id='{ticket_id}']")
+    page.wait_for_function("document.querySelectorAll('#ticket .zone.revealed').length === 3")
+    assert page.locator("#play").is_disabled()  # no second ticket while this one is in play
+    for index in range(3, CASH_ZONES):
+        scratch(page, zones.nth(index))
+    prize_on_screen = wait_for_result(page)
+    assert prize_on_screen == api_get(page, f"/api/tickets/{ticket_id}")["prize_cents"]
+    screenshot(page, "cash_resumed_after_reload")

@@ -207,6 +207,8 @@ function startTicket(ticket, { replay = false } = {}) {
   }
   $("#ticket").classList.remove("specimen");
   $("#ticket").dataset.ticketId = String(ticket.id);
+  // The address names the ticket on screen, so a reload resumes (or replays) this one.
+  window.history.replaceState(null, "", `${location.pathname}?ticket=${encodeURIComponent(ticket.id)}`);
   play?.dispose();
   setButtons({ playing: true });
   play = new TicketPlay({

@@ -142,6 +142,8 @@ function startTicket(ticket, { replay = false } = {}) {
   clearResult();
   $("#ticket").classList.remove("specimen");
   $("#ticket").dataset.ticketId = String(ticket.id);
+  // The address names the ticket on screen, so a reload resumes (or replays) this one.
+  window.history.replaceState(null, "", `${location.pathname}?ticket=${encodeURIComponent(ticket.id)}`);
   play?.dispose();
   setButtons({ playing: true });
   const finishedAlready = ticket.state === "finished";
