@@ -189,6 +189,7 @@ function showResult(ticket) {
   const result = $("#result");
   result.dataset.prizeCents = String(ticket.prize_cents);
   result.className = `result ${ticket.prize_cents > 0 ? "won" : "lost"}`;
+  $("#ticket").classList.toggle("won", ticket.prize_cents > 0);
   result.textContent = winMessage(ticket);
 }
 
@@ -197,6 +198,7 @@ function clearResult() {
   result.textContent = "";
   result.className = "result";
   delete result.dataset.prizeCents;
+  $("#ticket").classList.remove("won");
 }
 
 function startTicket(ticket, { replay = false } = {}) {

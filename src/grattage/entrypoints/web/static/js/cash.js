@@ -123,6 +123,7 @@ function showResult(ticket) {
   const result = $("#result");
   result.dataset.prizeCents = String(ticket.prize_cents);
   result.className = `result ${ticket.prize_cents > 0 ? "won" : "lost"}`;
+  $("#ticket").classList.toggle("won", ticket.prize_cents > 0);
   result.textContent = ticket.prize_cents > 0
     ? `Bravo ! Vous gagnez ${formatEuros(ticket.prize_cents)}.`
     : "Pas de gain cette fois-ci. Retentez votre chance !";
@@ -134,6 +135,7 @@ function clearResult() {
   result.textContent = "";
   result.className = "result";
   delete result.dataset.prizeCents;
+  $("#ticket").classList.remove("won");
   $("#total").textContent = "—";
   delete $("#total").dataset.cents;
 }
