@@ -41,6 +41,15 @@ def test_sign_up_deposit_and_scratch_every_cash_zone_by_hand(
     page.wait_for_url(f"{live_server.url}/")
     page.wait_for_selector(".game-card[data-game=cash]")
     assert page.locator("#balance").get_attribute("data-cents") == "0"
+    games = {game["name"]: game for game in api_get(page, "/api/games")["games"]}
+    for name, game in games.items():
+        card = page.locator(f".game-card[data-game={name}]")
+        assert card.locator(".price").get_attribute("data-cents") == str(game["price_cents"])
+        top_prize = card.locator(".top-prize").get_attribute("data-cents")
+        assert top_prize == str(game["top_prize_cents"])
+        assert card.locator(".badge:has-text('tableau reconstitué')").count() == (
+            1 if game["reconstruction"] else 0
+        )
 
     page.get_by_role("button", name="20 €").click()
     page.wait_for_selector("#balance[data-cents='2000']")

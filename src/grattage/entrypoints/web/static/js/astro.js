@@ -306,6 +306,9 @@ async function main() {
     if (astro) {
       $("#price").textContent = formatPrice(astro.price_cents);
       $("#top-prize").textContent = formatEuros(astro.top_prize_cents);
+      if (astro.reconstruction) {
+        $(".game-sub").append(" ", el("span", { class: "badge", text: "tableau de lots reconstitué" }));
+      }
       if (!astro.on_sale) notify("Ce jeu est épuisé pour le moment : plus aucun ticket n'est disponible.");
     }
     await openRequestedOrUnfinished();

@@ -1,7 +1,7 @@
 // The lobby: balance, the two games with their numbers, the last game, the demo deposit.
 import { api, ApiError } from "./api.js";
 import { formatEuros, formatPrice, parseEuros } from "./money.js";
-import { signSvg } from "./signs.js";
+import { signById, signSvg } from "./signs.js";
 import { $, el, gameTitle, handleError, notify, refreshBalance, startPage, ticketPage } from "./ui.js";
 
 let depositMaxCents = null;
@@ -22,6 +22,12 @@ function showBalance(cents) {
   big.dataset.cents = String(cents);
 }
 
+/** The sign the player last picked on the Astro page (the Lion until then). */
+function favouriteSign() {
+  const stored = localStorage.getItem("grattage.astro.sign");
+  return stored && signById(stored) ? stored : "leo";
+}
+
 function gameCard(game) {
   const page = game.name === "astro" ? "/astro.html" : "/cash.html";
   const prizes = el("table", { class: "prize-table" },
@@ -32,7 +38,7 @@ function gameCard(game) {
     ))),
   );
   const art = game.name === "astro"
-    ? el("div", { class: "card-art astro-art", html: signSvg("leo", { title: false }) })
+    ? el("div", { class: "card-art astro-art", html: signSvg(favouriteSign(), { title: false }) })
     : el("div", { class: "card-art cash-art" }, el("span", { text: "500 000 €" }));
   return el("article", { class: `game-card game-${game.name}`, "data-game": game.name },
     art,
@@ -47,7 +53,8 @@ function gameCard(game) {
       ),
       el("details", { class: "prizes" },
         el("summary", { text: game.reconstruction ? "Tableau de lots (reconstitué)" : "Tableau de lots" }),
-        prizes),
+        prizes,
+        game.table_source ? el("p", { class: "hint table-source", text: `Source : ${game.table_source}` }) : null),
       game.on_sale
         ? el("a", { class: "btn primary", href: page, text: game.name === "astro" ? "Jouer à Astro" : "Jouer au Cash" })
         : el("p", { class: "sold-out", text: "Épuisé pour le moment" }),
