@@ -7,7 +7,10 @@ block, logs in 32 players, then drives it with 32 concurrent keep-alive clients:
 2. ``POST /api/games/cash/tickets {"mode": "auto"}``: buy and settle, one transaction each,
 
 and prints plays/s, p50/p99 latency and the ratio plays/s ÷ bare requests/s, then runs
-``grattage reconcile``. Targets: ≥ 1 000 plays/s, p99 ≤ 50 ms, ratio ≥ 0.12.
+``grattage reconcile``. Targets: ≥ 1 000 plays/s, p99 ≤ 50 ms, ratio ≥ 0.12. The same run is
+repeated on PostgreSQL when ``GRATTAGE_BENCH_POSTGRES_URL`` (or ``GRATTAGE_TEST_DATABASE_URL``)
+is set, in a schema of its own dropped afterwards. ``GRATTAGE_BENCH_WORKERS`` sets the server's
+worker processes (default 2, the cores of the reference machine).
 
 The load generator is a minimal asyncio HTTP/1.1 client, so that it takes as little of the
 machine's CPU from the server as possible. Run with ``python -m bench.platform``.
@@ -39,8 +42,8 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _prepare(env: dict[str, str]) -> list[tuple[str, str]]:
-    """A fresh database with one full Cash block and 32 players with money."""
+def _prepare(env: dict[str, str], open_blocks: int) -> list[tuple[str, str]]:
+    """A fresh database with full Cash blocks on sale and 32 players with money."""
     from datetime import date
 
     from grattage.entrypoints.bootstrap import build_platform
@@ -57,8 +60,11 @@ def _prepare(env: dict[str, str]) -> list[tuple[str, str]]:
     )
     platform = build_platform(settings)
     started = time.perf_counter()
-    create_emission(platform, "cash", 1)
-    print(f"  12 000 000-unit Cash block created in {time.perf_counter() - started:.2f} s")
+    create_emission(platform, "cash", open_blocks, open_blocks=open_blocks)
+    print(
+        f"  {open_blocks} × 12 000 000-unit Cash block created and opened in "
+        f"{time.perf_counter() - started:.2f} s"
+    )
     players = []
     for index in range(CLIENTS):
         email = f"bench{index}@example.org"
@@ -161,67 +167,91 @@ def _wait_until_up(port: int, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("grattage serve did not start")
 
 
+def _run(label: str, database_url: str, folder: str, workers: int, open_blocks: int = 1) -> None:
+    """One measurement: a fresh database at ``database_url``, a server, the two loads."""
+    blocks = f"{open_blocks} open block{'s' if open_blocks > 1 else ''}"
+    print(f"Platform: auto plays against grattage serve on {label} ({workers} workers, "
+          f"{CLIENTS} clients, {blocks})")  # fmt: skip
+    env = {
+        **os.environ,
+        "GRATTAGE_DATABASE_URL": database_url,
+        "GRATTAGE_KEY_DIR": f"{folder}/keys",
+        "GRATTAGE_PASSWORD_TIME_COST": "1",
+        "GRATTAGE_PASSWORD_MEMORY_KIB": "1024",
+    }
+    players = _prepare(env, open_blocks)
+    port = _free_port()
+    grattage = str(Path(sys.executable).parent / "grattage")
+    server = subprocess.Popen(
+        [grattage, "serve", "--port", str(port), "--workers", str(workers)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_until_up(port, server)
+        tokens = asyncio.run(_log_in(port, players))
+        asyncio.run(_drive(port, "GET", "/api/health", b"", tokens=tokens, seconds=1.0))  # warm-up
+        bare, _ = asyncio.run(
+            _drive(port, "GET", "/api/health", b"", tokens=[None] * CLIENTS, seconds=BARE_SECONDS)
+        )
+        body = json.dumps({"mode": "auto"}).encode()
+        plays, statuses = asyncio.run(
+            _drive(
+                port, "POST", "/api/games/cash/tickets", body, tokens=tokens, seconds=PLAY_SECONDS
+            )
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    bare_rate = _report("bare GET /api/health", bare, BARE_SECONDS)
+    play_rate = _report("auto play (buy + settle)", plays, PLAY_SECONDS)
+    print(f"  answers: {statuses}")
+    ratio = play_rate / bare_rate
+    p99 = sorted(plays)[int(len(plays) * 0.99) - 1] * 1000
+    print(
+        f"  ratio to the bare endpoint: {ratio:.3f}   "
+        f"targets: ≥ 1000/s {'met' if play_rate >= 1000 else 'MISSED'}, "
+        f"p99 ≤ 50 ms {'met' if p99 <= 50 else 'MISSED'}, "
+        f"ratio ≥ 0.12 {'met' if ratio >= 0.12 else 'MISSED'}"
+    )
+    reconcile = subprocess.run(
+        [grattage, "reconcile"], env=env, capture_output=True, text=True, check=False
+    )
+    print(f"  grattage reconcile: exit {reconcile.returncode}, "
+          f"{reconcile.stdout.strip().splitlines()[-1]}")  # fmt: skip
+
+
+def _postgres_schema_url(base: str, schema: str) -> str:
+    separator = "&" if "?" in base else "?"
+    return f"{base}{separator}options=-csearch_path%3D{schema}"
+
+
 def main() -> None:
-    print(f"Platform: auto plays against grattage serve on SQLite ({WORKERS} workers, "
-          f"{CLIENTS} clients)")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        env = {
-            **os.environ,
-            "GRATTAGE_DATABASE_URL": f"sqlite:///{folder}/bench.db",
-            "GRATTAGE_KEY_DIR": f"{folder}/keys",
-            "GRATTAGE_PASSWORD_TIME_COST": "1",
-            "GRATTAGE_PASSWORD_MEMORY_KIB": "1024",
-        }
-        players = _prepare(env)
-        port = _free_port()
-        grattage = str(Path(sys.executable).parent / "grattage")
-        server = subprocess.Popen(
-            [grattage, "serve", "--port", str(port), "--workers", str(WORKERS)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            _wait_until_up(port, server)
-            tokens = asyncio.run(_log_in(port, players))
-            asyncio.run(
-                _drive(port, "GET", "/api/health", b"", tokens=tokens, seconds=1.0)
-            )  # warm up
-            bare, _ = asyncio.run(
-                _drive(
-                    port, "GET", "/api/health", b"", tokens=[None] * CLIENTS, seconds=BARE_SECONDS
-                )
-            )
-            body = json.dumps({"mode": "auto"}).encode()
-            plays, statuses = asyncio.run(
-                _drive(
-                    port,
-                    "POST",
-                    "/api/games/cash/tickets",
-                    body,
-                    tokens=tokens,
-                    seconds=PLAY_SECONDS,
-                )
-            )
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-        bare_rate = _report("bare GET /api/health", bare, BARE_SECONDS)
-        play_rate = _report("auto play (buy + settle)", plays, PLAY_SECONDS)
-        print(f"  answers: {statuses}")
-        ratio = play_rate / bare_rate
-        p99 = sorted(plays)[int(len(plays) * 0.99) - 1] * 1000
-        print(
-            f"  ratio to the bare endpoint: {ratio:.3f}   "
-            f"targets: ≥ 1000/s {'met' if play_rate >= 1000 else 'MISSED'}, "
-            f"p99 ≤ 50 ms {'met' if p99 <= 50 else 'MISSED'}, "
-            f"ratio ≥ 0.12 {'met' if ratio >= 0.12 else 'MISSED'}"
-        )
-        reconcile = subprocess.run(
-            [grattage, "reconcile"], env=env, capture_output=True, text=True, check=False
-        )
-        print(f"  grattage reconcile: exit {reconcile.returncode}, "
-              f"{reconcile.stdout.strip().splitlines()[-1]}")  # fmt: skip
+        _run("SQLite", f"sqlite:///{folder}/bench.db", folder, WORKERS)
+    postgres = os.environ.get("GRATTAGE_BENCH_POSTGRES_URL") or os.environ.get(
+        "GRATTAGE_TEST_DATABASE_URL"
+    )
+    if not postgres:
+        print("PostgreSQL: skipped (set GRATTAGE_BENCH_POSTGRES_URL to measure it too)")
+        return
+    from sqlalchemy import create_engine, text
+
+    schema = f"grattage_bench_{os.getpid()}"
+    admin = create_engine(postgres, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            print()
+            # On PostgreSQL each block's counter is a row its sales lock until they commit:
+            # an operator serving several workers opens several blocks at once.
+            _run("PostgreSQL", _postgres_schema_url(postgres, schema), folder, WORKERS, 4)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
 
 
 if __name__ == "__main__":

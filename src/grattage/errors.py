@@ -15,7 +15,7 @@ machine-readable name sent as ``{"error": code}`` by the API.
     │   ├── InvalidBlockFile               a block file that is malformed, truncated or tampered
     │   ├── InvalidZone                    a zone id the ticket does not have
     │   └── ZoneNotRevealable              a zone that cannot be revealed yet (Astro's banner)
-    ├── VerificationFailed ............... well-formed data that does not prove what it must (exit 1)
+    ├── VerificationFailed ............... well-formed data that fails its proof (exit 1)
     ├── NotFound ......................... no such thing, or not yours (404)
     ├── Unauthorized ..................... no valid credentials (401)
     │   └── AccountLocked                  too many failed log-ins

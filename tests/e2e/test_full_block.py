@@ -1,4 +1,5 @@
-"""One real 12 000 000-unit Cash block: it loads in seconds and takes at most 64 MB."""
+"""One real 12 000 000-unit Cash block takes at most 64 MB and sells (its load time is a
+benchmark figure, printed here, never asserted: timings belong to ``make bench``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from support import make_world
 MAX_BYTES = 64 * 1024 * 1024
 
 
-def test_a_full_cash_block_loads_in_seconds_and_fits_in_64_mb(tmp_path: Path) -> None:
+def test_a_full_cash_block_fits_in_64_mb_and_sells(tmp_path: Path) -> None:
     with make_world("sqlite", tmp_path) as world:
         table = default_table("cash")
         assert table.block_size == 12_000_000
@@ -27,7 +28,6 @@ def test_a_full_cash_block_loads_in_seconds_and_fits_in_64_mb(tmp_path: Path) ->
         size = sum(path.stat().st_size for path in tmp_path.glob("grattage.db*"))
         print(f"12 000 000-unit Cash block: {elapsed:.2f} s, {size / 1e6:.1f} MB")
         assert size <= MAX_BYTES
-        assert elapsed < 30
         player = world.player(5000)
         for _ in range(10):
             ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="auto")

@@ -163,3 +163,35 @@ def test_a_malformed_purchase_is_refused_before_any_debit(
     with pytest.raises(error):
         tickets.buy(world.platform, player, game_name=game, mode=mode, sign=sign)
     assert world.balance(player) == 1000
+
+
+def test_a_responsible_gaming_check_can_refuse_a_stake_before_any_debit(world: World) -> None:
+    from grattage.errors import LimitReached
+
+    world.stock("cash")
+    player = world.player(1000)
+    seen: list[tuple[int, str, int]] = []
+
+    def one_ticket_a_day(repos: object, player_id: int, game: str, stake: int, now: object) -> None:
+        seen.append((player_id, game, stake))
+        if len(seen) > 1:
+            raise LimitReached("one ticket a day")
+
+    world.platform.stake_checks.append(one_ticket_a_day)
+    tickets.buy(world.platform, player, game_name="cash", mode="auto")
+    after_first = world.balance(player)
+    with pytest.raises(LimitReached):
+        tickets.buy(world.platform, player, game_name="cash", mode="auto")
+    assert world.balance(player) == after_first
+    assert seen == [(player, "cash", 500)] * 2
+
+
+def test_buyers_are_spread_over_the_open_blocks_of_a_game(world: World) -> None:
+    world.stock("cash", blocks=2)
+    open_block(world.platform, list_blocks(world.platform, "cash")[1].id)
+    first, second = world.player(500), world.player(500)
+    blocks = {
+        tickets.buy(world.platform, buyer, game_name="cash", mode="auto")[0]["document"]["block"]
+        for buyer in (first, second)
+    }
+    assert len(blocks) == 2

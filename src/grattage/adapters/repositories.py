@@ -31,6 +31,7 @@ from grattage.adapters.tables import (
     UtcDateTime,
     accounts,
     block_chunks,
+    block_commitments,
     blocks,
     emissions,
     entries,
@@ -77,9 +78,9 @@ _INSERT_ENTRY_SQL = DriverSql(
     """INSERT INTO entries (movement_id, account_id, amount_cents)
        VALUES (:movement_id, :account_id, :amount_cents)"""
 )
-_OPEN_BLOCK_SQL = DriverSql(
+_OPEN_BLOCKS_SQL = DriverSql(
     """SELECT id FROM blocks WHERE game = :game AND state = 'open' AND sold < size
-       ORDER BY id LIMIT 1"""
+       ORDER BY id LIMIT 16"""
 )
 _TAKE_UNIT_SQL = DriverSql(
     """UPDATE blocks SET sold = sold + 1
@@ -368,10 +369,12 @@ _BLOCK_COLUMNS = (
 
 
 class SqlBlocks:
-    def __init__(self, connection: Connection, open_hints: dict[str, int] | None = None) -> None:
+    def __init__(
+        self, connection: Connection, open_hints: dict[str, list[int]] | None = None
+    ) -> None:
         self.db = connection
-        # The block each game last sold from: tried first, which saves looking it up.
-        self._open_hints: dict[str, int] = {} if open_hints is None else open_hints
+        # The open blocks of each game as last seen: tried first, which saves looking them up.
+        self._open_hints: dict[str, list[int]] = {} if open_hints is None else open_hints
 
     def add_emission(self, game: str, table_json: str, digest: str, now: datetime) -> int:
         return int(
@@ -427,28 +430,30 @@ class SqlBlocks:
             query = query.where(blocks.c.game == game)
         return [_block(row) for row in self.db.execute(query)]
 
-    def take_unit(self, game: str) -> Unit:
+    def take_unit(self, game: str, spread: int = 0) -> Unit:
+        hinted = self._open_hints.get(game)
         for _ in range(_MAX_UNIT_ATTEMPTS):
-            candidate = self.db.execute(
-                select(blocks.c.id)
-                .where(
-                    blocks.c.game == game, blocks.c.state == "open", blocks.c.sold < blocks.c.size
-                )
-                .order_by(blocks.c.id)
-                .limit(1)
-            ).scalar()
-            if candidate is None:
-                if self.open_next_pending(game) is None:
-                    raise SoldOut(f"{game} is sold out: no open block has a ticket left")
-                continue
+            if hinted is None:
+                hinted = [int(row[0]) for row in _OPEN_BLOCKS_SQL(self.db, {"game": game})]
+                if not hinted:
+                    if self.open_next_pending(game) is None:
+                        raise SoldOut(f"{game} is sold out: no open block has a ticket left")
+                    continue
+                self._open_hints[game] = hinted
+            # Buyers spread over the open blocks: on PostgreSQL a block's counter is a row
+            # every sale from it locks until its commit.
+            candidate = hinted[spread % len(hinted)]
             taken = _TAKE_UNIT_SQL(self.db, {"block_id": candidate}).first()
             if taken is None:
-                continue  # another buyer took the block's last unit first, or it was closed
-            self._open_hints[game] = candidate
-            if taken.sold == taken.size:
+                hinted = None  # exhausted or closed meanwhile: look again
+                self._open_hints.pop(game, None)
+                continue
+            sold, size = int(taken[0]), int(taken[1])
+            if sold == size:
+                self._open_hints.pop(game, None)
                 self.set_state(candidate, "exhausted", only_from="open")
                 self.open_next_pending(game)
-            return Unit(block_id=candidate, position=int(taken.sold) - 1)
+            return Unit(block_id=candidate, position=sold - 1)
         raise SoldOut(f"{game}: no unit could be taken, try again")
 
     def sealed_tier(self, block: Block, position: int) -> bytes:
@@ -457,6 +462,30 @@ class SqlBlocks:
             self.db, {"offset": offset + 1, "block_id": block.id, "chunk": chunk}
         ).scalar_one()
         return bytes(data)
+
+    def sealed_tiers(self, block: Block, start: int, count: int) -> bytes:
+        chunk, offset = divmod(start, block.chunk_units)
+        data = self.db.execute(
+            select(func.substr(block_chunks.c.sealed_tiers, offset + 1, count)).where(
+                block_chunks.c.block_id == block.id, block_chunks.c.chunk == chunk
+            )
+        ).scalar_one()
+        return bytes(data)
+
+    def add_commitment(self, block_id: int, commitment: str, chunk_roots: bytes) -> None:
+        self.db.execute(
+            insert(block_commitments).values(
+                block_id=block_id, commitment=commitment, chunk_roots=chunk_roots
+            )
+        )
+
+    def commitment(self, block_id: int) -> tuple[str, bytes] | None:
+        row = self.db.execute(
+            select(block_commitments.c.commitment, block_commitments.c.chunk_roots).where(
+                block_commitments.c.block_id == block_id
+            )
+        ).first()
+        return None if row is None else (row.commitment, bytes(row.chunk_roots))
 
     def set_state(self, block_id: int, state: BlockState, only_from: BlockState) -> bool:
         changed = self.db.execute(

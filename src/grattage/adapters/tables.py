@@ -138,6 +138,16 @@ block_chunks = Table(
     Column("sealed_tiers", LargeBinary, nullable=False),
 )
 
+block_commitments = Table(
+    "block_commitments",
+    metadata,
+    Column("block_id", Integer, ForeignKey("blocks.id"), primary_key=True),
+    Column("commitment", Text, nullable=False),
+    Column("chunk_roots", LargeBinary, nullable=False),
+)
+"""A block's public commitment (fixed at creation, before it opens) and the roots of its
+1 024-unit Merkle chunks, from which a ticket's proof is answered."""
+
 tickets = Table(
     "tickets",
     metadata,

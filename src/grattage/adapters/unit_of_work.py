@@ -28,8 +28,8 @@ class ProcessCaches:
 
     house_ids: dict[str, int] = field(default_factory=dict)
     player_account_ids: dict[int, int] = field(default_factory=dict)
-    open_blocks: dict[str, int] = field(default_factory=dict)
-    """A hint only: the block each game last sold from (re-checked by every sale)."""
+    open_blocks: dict[str, list[int]] = field(default_factory=dict)
+    """A hint only: the open blocks of each game as last seen (re-checked by every sale)."""
 
 
 @dataclass

@@ -1,7 +1,6 @@
 """Sealing: what a block's secret key derives, so that a ticket can be re-derived and proven.
 
-* ``unit_salt(key, position)`` = HMAC-SHA256(key, "grattage/salt/v1" || position as u64 BE):
-  a keyed PRF of the position, secret until the block's key is disclosed.
+* ``unit_salt`` and ``ticket_seed`` live in :mod:`grattage.blocks.salts` (standard library only).
 * The ticket a unit shows is ``game.design(prize, SeededRandomness(salt || choice))`` where
   ``choice`` is the UTF-8 of the player's pick (Astro's sign) or empty: the visible design is a
   pure function of salt, prize and choice, so a commitment to the salt fixes it.
@@ -19,25 +18,18 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from grattage.blocks.salts import ticket_seed, unit_salt
 from grattage.games.base import Game, TicketDocument
 from grattage.games.randomness import SeededRandomness
 
 KEY_BYTES = 32
-_SALT_DOMAIN = b"grattage/salt/v1"
 _TIERS_DOMAIN = b"grattage/tiers/v1"
+__all__ = ["design_unit", "new_block_key", "seal_tiers", "ticket_seed", "unit_salt", "unseal_tiers"]
 _AES_BLOCK = 16
 
 
 def new_block_key() -> bytes:
     return os.urandom(KEY_BYTES)
-
-
-def unit_salt(key: bytes, position: int) -> bytes:
-    return hmac.new(key, _SALT_DOMAIN + position.to_bytes(8, "big"), hashlib.sha256).digest()
-
-
-def ticket_seed(salt: bytes, choice: str | None) -> bytes:
-    return salt + (choice or "").encode("utf-8")
 
 
 def design_unit(game: Game, salt: bytes, prize_cents: int, choice: str | None) -> TicketDocument:

@@ -42,7 +42,7 @@ Decomposition = tuple[int, ...]
 
 
 def decompositions(prize: int, amounts: tuple[int, ...], max_parts: int) -> list[Decomposition]:
-    """Every multiset of at most ``max_parts`` of ``amounts`` summing to ``prize``, largest first."""
+    """Every multiset of at most ``max_parts`` ``amounts`` summing to ``prize``, largest first."""
     ordered = sorted(set(amounts), reverse=True)
     found: list[Decomposition] = []
 
@@ -159,17 +159,20 @@ class Cash(Game):
             raise InvalidTicket(f"your_numbers holds exactly {STARS} stars, got {len(stars)}")
         read: list[tuple[int, int]] = []
         seen: set[int] = set()
+        numbers, amounts = _NUMBER_SET, self._amount_set
         for position, star in enumerate(stars):
-            if not isinstance(star, Mapping) or set(star) != {"number", "amount_cents"}:
+            # ``type(x) is int`` on purpose: it is fast and refuses bools, which equal 0 and 1
+            if type(star) is not dict or len(star) != 2 or "number" not in star:
                 raise InvalidTicket(
                     f"your_numbers/{position} must be {{number, amount_cents}}, got {star!r}"
                 )
-            number, amount = star["number"], star["amount_cents"]
-            self._check_number(number, f"your_numbers/{position}")
+            number, amount = star["number"], star.get("amount_cents")
+            if type(number) is not int or number not in numbers:
+                self._check_number(number, f"your_numbers/{position}")
             if number in seen:
                 raise InvalidTicket(f"the number {number!r} appears twice in your_numbers")
             seen.add(number)
-            if not _is_int(amount) or amount not in self._amount_set:
+            if type(amount) is not int or amount not in amounts:
                 raise InvalidTicket(
                     f"your_numbers/{position} shows the amount {amount!r}, "
                     f"not one of the table's amounts"

@@ -47,28 +47,27 @@ class SeededRandomness:
         self._prefix = _DOMAIN + len(seed).to_bytes(4, "big") + seed
         self._chunk_index = 0
         self._words: tuple[int, ...] = ()
+        self._position = _WORDS_PER_CHUNK  # the first draw computes chunk 0
+
+    def _refill(self) -> None:
+        chunk = hashlib.shake_256(self._prefix + self._chunk_index.to_bytes(4, "big")).digest(
+            _CHUNK_BYTES
+        )
+        self._words = _WORDS.unpack(chunk)
+        self._chunk_index += 1
         self._position = 0
 
-    def _next_word(self) -> int:
-        if self._position == len(self._words):
-            chunk = hashlib.shake_256(self._prefix + self._chunk_index.to_bytes(4, "big")).digest(
-                _CHUNK_BYTES
-            )
-            self._words = _WORDS.unpack(chunk)
-            self._chunk_index += 1
-            self._position = 0
-        word = self._words[self._position]
-        self._position += 1
-        return word
-
     def below(self, n: int) -> int:
-        if not 0 < n <= _WORD_SPACE:
+        if n <= 0 or n > _WORD_SPACE:
             raise ValueError(f"below() needs 0 < n <= 2**32, got {n!r}")
         limit = _WORD_SPACE - _WORD_SPACE % n
-        word = self._next_word()
-        while word >= limit:
-            word = self._next_word()
-        return word % n
+        while True:  # the hot path of every design: kept free of helper calls
+            if self._position == _WORDS_PER_CHUNK:
+                self._refill()
+            word = self._words[self._position]
+            self._position += 1
+            if word < limit:
+                return word % n
 
 
 class SystemRandomness:

@@ -192,7 +192,7 @@ def parse_prize_table(text: str, source_name: str = "<table>") -> PrizeTable:
     table = PrizeTable(
         game=game,
         title=str(data.get("title", game)),
-        source=str(data.get("source", source_name)),
+        source=str(data.get("source", "")),
         reconstruction=bool(data.get("reconstruction", False)),
         block_size=block_size,
         tiers=tiers,
@@ -228,7 +228,8 @@ def _parse_tier(index: int, raw: object, source_name: str) -> Tier:
             raise InvalidPrizeTable(f"{where}: a show's gain_cents must be positive, got {gain!r}")
         if multiplier is not None and not _is_positive_int(multiplier):
             raise InvalidPrizeTable(f"{where}: a show's multiplier is invalid: {multiplier!r}")
-        shows.append((gain, multiplier))
+        assert isinstance(gain, int)
+        shows.append((gain, multiplier if isinstance(multiplier, int) else None))
     assert isinstance(prize, int)
     return Tier(index=index, prize_cents=prize, count=count, shows=tuple(shows))
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import secrets
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from grattage.blocks.commitment import build_tree
+from grattage.blocks.proofs import make_commitment
 from grattage.blocks.sealing import new_block_key, seal_tiers
 from grattage.blocks.shuffle import secure_generator, shuffled_tiers
 from grattage.errors import Conflict, InvalidInput, NotFound
@@ -95,7 +98,21 @@ def _create_block(
     tiers = shuffled_tiers(table, secure_generator()).tobytes()
     key = new_block_key()
     sealed = seal_tiers(key, tiers)
+    public_id = uuid.uuid4().bytes
+    tree = build_tree(
+        public_id,
+        key,
+        tiers,
+        progress=lambda _step, done, total: progress(f"{label}: committing", done, total),
+    )
     del tiers
+    commitment = make_commitment(
+        public_id,
+        find_game(game, table),
+        tree.root,
+        size,
+        platform.clock.now().isoformat(timespec="seconds"),
+    )
     key_id = secrets.token_hex(16)
     platform.keys.put(key_id, key)
     try:
@@ -107,6 +124,9 @@ def _create_block(
                 size=size,
                 chunk_units=CHUNK_UNITS,
                 now=platform.clock.now(),
+            )
+            repos.blocks.add_commitment(
+                block_id, json.dumps(commitment, sort_keys=True), tree.chunk_roots
             )
             for chunk in range(chunks):
                 start = chunk * CHUNK_UNITS

@@ -121,7 +121,7 @@ def _sell(
             f"a {game.name} ticket costs {format_euros(stake)}; the balance cannot pay it"
         ) from None
     balance_before = balance_after + stake
-    unit = repos.blocks.take_unit(game.name)
+    unit = repos.blocks.take_unit(game.name, spread=player_id)
     loaded = platform.loaded_block(repos, unit.block_id)
     sealed = repos.blocks.sealed_tier(loaded.block, unit.position)
     tier = unseal_tiers(loaded.key, sealed, unit.position)[0]

@@ -37,6 +37,8 @@ class GrattageGroup(click.Group):
         except GrattageError as error:
             click.echo(f"grattage: error: {error.message}", err=True)
             ctx.exit(exit_code_for(error))
+        except BrokenPipeError:
+            raise
         except OSError as error:
             # A missing or unreadable file named on the command line is bad input too.
             click.echo(f"grattage: error: {error.strerror or error}: {error.filename!r}", err=True)
@@ -50,9 +52,10 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    from grattage.entrypoints.cli import engine, platform
+    from grattage.entrypoints.cli import engine, fairness, platform
 
     engine.register(cli)
+    fairness.register(cli)
     platform.register(cli)
 
 
@@ -65,3 +68,7 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("grattage: interrupted", err=True)
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (``grattage … | head``): stop quietly, as Unix tools do.
+        sys.stderr.close()
+        sys.exit(0)

@@ -124,6 +124,37 @@ def block_open(block_id: int) -> None:
     click.echo(f"block {block_id} open")
 
 
+@block.command("commitment")
+@click.argument("block_id", type=int)
+def block_commitment(block_id: int) -> None:
+    """Print BLOCK_ID's public commitment (JSON), as GET /api/blocks/ID/commitment serves it."""
+    import json
+
+    from grattage.service.fairness import commitment
+
+    try:
+        click.echo(json.dumps(commitment(_platform(), block_id), indent=2, ensure_ascii=False))
+    except NotFound as error:
+        raise InvalidInput(error.message) from None
+
+
+@block.command("disclose")
+@click.argument("block_id", type=int)
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+def block_disclose(block_id: int, out: Path) -> None:
+    """Write an exhausted or closed block's disclosure (key and tiers) to --out."""
+    import json
+
+    from grattage.service.fairness import disclosure
+
+    try:
+        document = disclosure(_platform(), block_id)
+    except NotFound as error:
+        raise InvalidInput(error.message) from None
+    out.write_text(json.dumps(document), "utf-8")
+    click.echo(f"{out}: disclosure of block {block_id}; check it with grattage verify-block {out}")
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
@@ -171,8 +202,16 @@ def demo(host: str, port: int) -> None:
 
 
 def register(group: click.Group) -> None:
-    for command in (migrate, emission, block, serve, sweep, reconcile, demo):
+    for command in (migrate, emission, serve, sweep, reconcile, demo):
         group.add_command(command)
+    # ``block generate|verify`` (block files) and ``block list|open|close`` (stored blocks)
+    # share one ``block`` group
+    existing = group.commands.get("block")
+    if isinstance(existing, click.Group):
+        for name, command in block.commands.items():
+            existing.add_command(command, name)
+    else:
+        group.add_command(block)
 
 
 def prepare_demo(platform: Platform) -> None:

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from grattage import __version__
 from grattage.clock import Clock
 from grattage.entrypoints.bootstrap import build_platform
+from grattage.entrypoints.http import fairness_routes
 from grattage.entrypoints.http.errors import install_error_handlers
 from grattage.entrypoints.http.routes import router
 from grattage.service.context import Platform
@@ -64,6 +65,7 @@ def create_app(
     app.state.platform = platform
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(fairness_routes.router)
     if mount_web:
         from grattage.entrypoints.web import STATIC_DIR, mount_pages
 
