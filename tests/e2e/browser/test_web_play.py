@@ -476,3 +476,30 @@ def test_a_reload_in_the_middle_of_a_ticket_resumes_it(new_page: Any, live_serve
     prize_on_screen = wait_for_result(page)
     assert prize_on_screen == api_get(page, f"/api/tickets/{ticket_id}")["prize_cents"]
     screenshot(page, "cash_resumed_after_reload")
+
+
+def test_the_history_offers_a_proof_that_verifies_offline(new_page: Any, live_server: Any) -> None:
+    import json
+    from pathlib import Path
+
+    from grattage.blocks.proofs import verify_ticket_proof
+
+    page = new_page(live_server.url, accept_downloads=True)
+    player_with_balance(page, 1000)
+    page.goto("/astro.html")
+    page.get_by_role("radio", name="Lion").click()
+    page.get_by_role("button", name="Auto", exact=True).click()
+    astro_id = ticket_id_on(page)
+    wait_for_result(page)
+    page.goto("/history.html")
+    row = page.locator(f".history-row[data-ticket-id='{astro_id}']")
+    row.get_by_role("button", name="Vérifier ce ticket").click()
+    row.locator(".proof code").wait_for()
+    assert f"grattage verify-ticket ticket-{astro_id}-preuve.json" in row.inner_text()
+    screenshot(page, "history_proof")
+    with page.expect_download() as download:
+        row.get_by_role("link", name="Télécharger la preuve").click()
+    proof = json.loads(Path(download.value.path()).read_text("utf-8"))
+    verified = verify_ticket_proof(proof)
+    assert verified.prize_cents == api_get(page, f"/api/tickets/{astro_id}")["prize_cents"]
+    assert proof["choice"] == "leo"

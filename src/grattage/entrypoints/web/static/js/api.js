@@ -101,6 +101,7 @@ export const api = {
   history: (before) =>
     request("GET", `/api/me/tickets?limit=20${before ? `&before=${encodeURIComponent(before)}` : ""}`),
   lastTicket: () => request("GET", "/api/me/tickets/last"),
+  proof: (ticketId) => request("GET", `/api/tickets/${ticketId}/proof`),
 };
 
 // Purchases whose answer never arrived (network down, server error), by intent. Retrying the

@@ -27,7 +27,39 @@ function row(ticket) {
         : null,
     ),
     el("a", { class: `btn small ${finished ? "ghost" : "primary"}`, href: ticketPage(ticket.game, ticket.id), text: finished ? "Revoir" : "Reprendre" }),
+    finished
+      ? el("button", { class: "btn small ghost verify", type: "button", text: "Vérifier ce ticket", "data-verify": ticket.id })
+      : null,
   );
+}
+
+// « Vérifier ce ticket »: the server's proof that this ticket was one unit of a block committed
+// before sale, saved as a file the player checks offline with `grattage verify-ticket`.
+async function verify(button) {
+  const ticketId = button.dataset.verify;
+  const row = button.closest(".history-row");
+  button.disabled = true;
+  try {
+    const proof = await api.proof(ticketId);
+    const fileName = `ticket-${ticketId}-preuve.json`;
+    const link = el("a", {
+      class: "btn small primary",
+      href: URL.createObjectURL(new Blob([JSON.stringify(proof, null, 2)], { type: "application/json" })),
+      download: fileName,
+      text: "Télécharger la preuve",
+    });
+    row.querySelector(".proof")?.remove();
+    row.append(el("div", { class: "proof", role: "status" },
+      el("p", { text: `Position ${proof.position.toLocaleString("fr-FR")} (comptée depuis 0) parmi les ${proof.commitment.size.toLocaleString("fr-FR")} unités du bloc ${proof.commitment.block_id.slice(0, 12)}…, engagé avant la vente (racine ${proof.commitment.root.slice(0, 16)}…).` }),
+      el("p", { text: "Vérifiez-la vous-même, hors ligne :" }),
+      el("code", { text: `grattage verify-ticket ${fileName}` }),
+      link,
+    ));
+  } catch (error) {
+    handleError(error);
+  } finally {
+    button.disabled = false;
+  }
 }
 
 async function loadPage() {
@@ -48,6 +80,10 @@ async function loadPage() {
 
 async function main() {
   $("#more").addEventListener("click", loadPage);
+  $("#tickets").addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-verify]");
+    if (button) verify(button);
+  });
   if (await startPage()) await loadPage();
 }
 
