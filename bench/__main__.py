@@ -1,25 +1,16 @@
-"""Run every benchmark: ``python -m bench`` (``make bench``)."""
+"""Run every benchmark: ``python -m bench`` (``make bench``); each prints its own figures."""
 
 from __future__ import annotations
 
-import importlib
-
-from bench import engine
-
-OPTIONAL = ("bench.platform", "bench.fairness")
+from bench import engine, fairness, platform
 
 
 def main() -> None:
     engine.main()
-    for name in OPTIONAL:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as missing:
-            if missing.name != name:
-                raise
-            continue
-        print()
-        module.main()
+    print()
+    fairness.main()
+    print()
+    platform.main()
 
 
 if __name__ == "__main__":

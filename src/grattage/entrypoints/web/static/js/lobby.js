@@ -1,0 +1,125 @@
+// The lobby: balance, the two games with their numbers, the last game, the demo deposit.
+import { api, ApiError } from "./api.js";
+import { formatEuros, formatPrice, parseEuros } from "./money.js";
+import { signById, signSvg } from "./signs.js";
+import { $, el, gameTitle, handleError, notify, refreshBalance, startPage, ticketPage } from "./ui.js";
+
+let depositMaxCents = null;
+
+function frenchDecimal(text) {
+  return String(text).replace(".", ",");
+}
+
+/** "1 in 3.83" (the API's wording) → « 1 chance sur 3,83 ». */
+function frenchOdds(odds) {
+  const match = /^1 in (.+)$/.exec(String(odds));
+  return match ? `1 chance sur ${frenchDecimal(match[1])}` : frenchDecimal(odds);
+}
+
+function showBalance(cents) {
+  const big = $("#balance-big");
+  big.textContent = formatEuros(cents, { alwaysDecimals: true });
+  big.dataset.cents = String(cents);
+}
+
+/** The sign the player last picked on the Astro page (the Lion until then). */
+function favouriteSign() {
+  const stored = localStorage.getItem("grattage.astro.sign");
+  return stored && signById(stored) ? stored : "leo";
+}
+
+function gameCard(game) {
+  const page = game.name === "astro" ? "/astro.html" : "/cash.html";
+  const prizes = el("table", { class: "prize-table" },
+    el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Lots par bloc" }), el("th", { scope: "col", text: "Montant" }))),
+    el("tbody", {}, ...game.prize_table.map((row) => el("tr", {},
+      el("td", { text: row.count.toLocaleString("fr-FR") }),
+      el("td", { text: formatEuros(row.prize_cents) }),
+    ))),
+  );
+  const art = game.name === "astro"
+    ? el("div", { class: "card-art astro-art", html: signSvg(favouriteSign(), { title: false }) })
+    : el("div", { class: "card-art cash-art" }, el("span", { text: "500 000 €" }));
+  return el("article", { class: `game-card game-${game.name}`, "data-game": game.name },
+    art,
+    el("div", { class: "card-body" },
+      el("h3", { text: game.title }),
+      game.reconstruction ? el("p", { class: "badge", text: "tableau reconstitué" }) : null,
+      el("dl", { class: "facts" },
+        el("dt", { text: "Prix" }), el("dd", { class: "price", "data-cents": game.price_cents, text: formatPrice(game.price_cents) }),
+        el("dt", { text: "Gros lot" }), el("dd", { class: "top-prize", "data-cents": game.top_prize_cents, text: formatEuros(game.top_prize_cents) }),
+        el("dt", { text: "Chances de gain" }), el("dd", { text: frenchOdds(game.odds) }),
+        el("dt", { text: "Taux de retour" }), el("dd", { text: `${frenchDecimal(game.payout_percent)} %` }),
+      ),
+      el("details", { class: "prizes" },
+        el("summary", { text: game.reconstruction ? "Tableau de lots (reconstitué)" : "Tableau de lots" }),
+        prizes,
+        game.table_source ? el("p", { class: "hint table-source", text: `Source : ${game.table_source}` }) : null),
+      game.on_sale
+        ? el("a", { class: "btn primary", href: page, text: game.name === "astro" ? "Jouer à Astro" : "Jouer au Cash" })
+        : el("p", { class: "sold-out", text: "Épuisé pour le moment" }),
+    ),
+  );
+}
+
+async function showLastGame() {
+  const link = $("#last-game");
+  try {
+    const last = await api.lastTicket();
+    link.href = ticketPage(last.game, last.id);
+    link.textContent = last.state === "finished"
+      ? `Revoir votre dernière partie : ${gameTitle(last.game)}, ticket n° ${last.id} — gain ${formatEuros(last.prize_cents)}`
+      : `Reprendre votre partie en cours : ${gameTitle(last.game)}, ticket n° ${last.id}`;
+    link.hidden = false;
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+  }
+}
+
+async function deposit(cents) {
+  if (cents === null || cents <= 0) {
+    notify("Indiquez un montant en euros, par exemple 20 ou 12,50.");
+    return;
+  }
+  if (depositMaxCents !== null && cents > depositMaxCents) {
+    notify(`Le dépôt de démonstration est limité à ${formatEuros(depositMaxCents)}.`);
+    return;
+  }
+  const submit = $("#deposit-submit");
+  submit.disabled = true;
+  try {
+    await api.deposit(cents);
+    const me = await refreshBalance();
+    showBalance(me.balance_cents);
+    notify(`Dépôt de ${formatEuros(cents)} effectué.`, "success");
+    $("#deposit-amount").value = "";
+  } catch (error) {
+    handleError(error);
+  } finally {
+    submit.disabled = false;
+  }
+}
+
+async function main() {
+  $("#deposit-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    deposit(parseEuros($("#deposit-amount").value));
+  });
+  for (const chip of document.querySelectorAll(".chip")) {
+    chip.addEventListener("click", () => deposit(Number(chip.dataset.cents)));
+  }
+  const me = await startPage();
+  if (!me) return;
+  showBalance(me.balance_cents);
+  try {
+    const [{ games }, config] = await Promise.all([api.games(), api.config()]);
+    $("#games").replaceChildren(...games.map(gameCard));
+    depositMaxCents = config.demo_deposit_max_cents;
+    if (depositMaxCents) $("#deposit-max").textContent = `Jusqu'à ${formatEuros(depositMaxCents)} par dépôt.`;
+    await showLastGame();
+  } catch (error) {
+    handleError(error);
+  }
+}
+
+main();

@@ -1,0 +1,39 @@
+// Money is integer euro cents, as the server sends it. Formatting works on integers only:
+// no float ever touches an amount (division by 100 would turn 0.1 + 0.2 into trouble).
+
+const THIN_SPACE = "\u202f"; // French thousands separator
+const NO_BREAK_SPACE = "\u00a0"; // keeps « € » on the same line as its number
+
+function groupThousands(digits) {
+  let grouped = "";
+  for (let end = digits.length; end > 0; end -= 3) {
+    const part = digits.slice(Math.max(0, end - 3), end);
+    grouped = grouped ? part + THIN_SPACE + grouped : part;
+  }
+  return grouped;
+}
+
+/** 50000000 → « 500 000 € », 200 → « 2,00 € », 250 → « 2,50 € ». */
+export function formatEuros(cents, { alwaysDecimals = false } = {}) {
+  if (!Number.isSafeInteger(cents)) throw new TypeError(`not an amount in cents: ${cents}`);
+  const sign = cents < 0 ? "-" : "";
+  const absolute = BigInt(Math.abs(cents));
+  const euros = groupThousands((absolute / 100n).toString());
+  const rest = absolute % 100n;
+  const decimals = rest || alwaysDecimals ? "," + rest.toString().padStart(2, "0") : "";
+  return `${sign}${euros}${decimals}${NO_BREAK_SPACE}€`;
+}
+
+/** The price of a ticket: always with cents, like the regulations' « 2,00 € ». */
+export function formatPrice(cents) {
+  return formatEuros(cents, { alwaysDecimals: true });
+}
+
+/** « 12,5 » or « 12.50 » or « 12 » euros typed by a player → integer cents, or null. */
+export function parseEuros(text) {
+  const cleaned = String(text).trim().replace(/[\s\u202f\u00a0€]/g, "").replace(",", ".");
+  const match = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(cleaned);
+  if (!match) return null;
+  const cents = Number(match[1]) * 100 + Number((match[2] || "").padEnd(2, "0"));
+  return Number.isSafeInteger(cents) ? cents : null;
+}

@@ -1,0 +1,117 @@
+"""What the browser tests do again and again: make a player, scratch with the mouse, ask the API."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from grattage.games.money import format_euros
+
+CSRF = {"X-Grattage-CSRF": "1"}
+PASSWORD = "correct horse battery staple"
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
+
+
+def new_email() -> str:
+    return f"joueur-{uuid.uuid4().hex[:10]}@example.org"
+
+
+def same_text(text: str) -> str:
+    """Compare amounts whatever space the page uses (narrow, no-break or plain)."""
+    return re.sub(r"\s", "", text)
+
+
+def euros(cents: int) -> str:
+    return same_text(format_euros(cents))
+
+
+def player_with_balance(page: Any, deposit_cents: int = 5000) -> str:
+    """Sign up, log in and deposit through the API, in the page's context (shares its cookie)."""
+    email = new_email()
+    api = page.context.request
+    created = api.post(
+        "/api/players", data={"email": email, "password": PASSWORD, "birth_date": "1990-05-17"}
+    )
+    assert created.status == 201, created.text()
+    logged = api.post("/api/sessions", data={"email": email, "password": PASSWORD})
+    assert logged.status == 200, logged.text()
+    if deposit_cents:
+        deposited = api.post("/api/me/deposits", data={"amount_cents": deposit_cents}, headers=CSRF)
+        assert deposited.status == 201, deposited.text()
+    return email
+
+
+def player_with_balance_top_up(page: Any, deposit_cents: int) -> None:
+    deposited = page.context.request.post(
+        "/api/me/deposits", data={"amount_cents": deposit_cents}, headers=CSRF
+    )
+    assert deposited.status == 201, deposited.text()
+
+
+def api_get(page: Any, path: str) -> Any:
+    answer = page.context.request.get(path)
+    assert answer.ok, f"GET {path}: {answer.status} {answer.text()}"
+    return answer.json()
+
+
+def scratch(page: Any, zone: Any, rows: int = 6) -> None:
+    """Scratch a zone's canvas by hand: press, zigzag across it row by row, release."""
+    canvas = zone.locator("canvas.scratch-cover")
+    # In the middle of the screen, away from the sticky header that would catch the pointer.
+    canvas.evaluate("element => element.scrollIntoView({block: 'center', behavior: 'instant'})")
+    box = canvas.bounding_box()
+    assert box is not None, "the zone has no scratch layer to scratch"
+    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
+    page.mouse.move(left + 2, top + 2)
+    page.mouse.down()
+    for row in range(rows):
+        y = top + height * (row + 0.5) / rows
+        start, end = (left + 1, left + width - 1) if row % 2 == 0 else (left + width - 1, left + 1)
+        page.mouse.move(start, y, steps=2)
+        page.mouse.move(end, y, steps=6)
+    page.mouse.up()
+
+
+def ticket_id_on(page: Any) -> int:
+    page.wait_for_function("document.querySelector('#ticket').dataset.ticketId")
+    return int(page.locator("#ticket").get_attribute("data-ticket-id") or "0")
+
+
+def wait_for_result(page: Any, timeout: float = 15_000) -> int:
+    """Wait for the result message to appear by itself; return the prize it states (cents)."""
+    page.wait_for_selector("#result[data-prize-cents]", timeout=timeout)
+    return int(page.locator("#result").get_attribute("data-prize-cents") or "-1")
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """Save a full-page screenshot under ``test-artifacts/`` (gitignored) for a human to look at."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(600)  # let the reveal and message animations end
+    path = ARTIFACTS / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def scratch_by_touch(page: Any, zone: Any, rows: int = 6) -> None:
+    """Scratch with a finger: touch events through the DevTools protocol (real touch input)."""
+    canvas = zone.locator("canvas.scratch-cover")
+    canvas.evaluate("element => element.scrollIntoView({block: 'center', behavior: 'instant'})")
+    box = canvas.bounding_box()
+    assert box is not None, "the zone has no scratch layer to scratch"
+    left, top, width, height = box["x"], box["y"], box["width"], box["height"]
+    devtools = page.context.new_cdp_session(page)
+
+    def touch(kind: str, x: float, y: float) -> None:
+        points = [] if kind == "touchEnd" else [{"x": x, "y": y}]
+        devtools.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    touch("touchStart", left + width / 2, top + 2)
+    for row in range(rows):
+        y = top + height * (row + 0.5) / rows
+        xs = [left + width * step / 8 for step in range(1, 8)]
+        for x in xs if row % 2 == 0 else reversed(xs):
+            touch("touchMove", x, y)
+    touch("touchEnd", 0, 0)
+    devtools.detach()

@@ -1,0 +1,505 @@
+"""The pages in a real browser (Chromium), against the app served on a local port (issue 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from browser_helpers import (
+    CSRF,
+    PASSWORD,
+    api_get,
+    euros,
+    new_email,
+    player_with_balance,
+    player_with_balance_top_up,
+    same_text,
+    scratch,
+    scratch_by_touch,
+    screenshot,
+    ticket_id_on,
+    wait_for_result,
+)
+
+pytestmark = pytest.mark.browser
+
+CASH_ZONES = 25
+ASTRO_ZONES = 7
+
+
+def test_sign_up_deposit_and_scratch_every_cash_zone_by_hand(
+    new_page: Any, live_server: Any
+) -> None:
+    page = new_page(live_server.url)
+    page.goto("/")
+    page.wait_for_url("**/login.html?next=*")
+    page.get_by_role("tab", name="Créer un compte").click()
+    page.fill("#signup-email", new_email())
+    page.fill("#signup-password", PASSWORD)
+    page.fill("#signup-birth", "1988-02-29")
+    page.get_by_role("button", name="Créer mon compte").click()
+    page.wait_for_url(f"{live_server.url}/")
+    page.wait_for_selector(".game-card[data-game=cash]")
+    assert page.locator("#balance").get_attribute("data-cents") == "0"
+    games = {game["name"]: game for game in api_get(page, "/api/games")["games"]}
+    for name, game in games.items():
+        card = page.locator(f".game-card[data-game={name}]")
+        assert card.locator(".price").get_attribute("data-cents") == str(game["price_cents"])
+        top_prize = card.locator(".top-prize").get_attribute("data-cents")
+        assert top_prize == str(game["top_prize_cents"])
+        assert card.locator(".badge:has-text('tableau reconstitué')").count() == (
+            1 if game["reconstruction"] else 0
+        )
+
+    page.get_by_role("button", name="20 €").click()
+    page.wait_for_selector("#balance[data-cents='2000']")
+    screenshot(page, "cash_by_hand_1_lobby")
+
+    page.locator(".game-card[data-game=cash] a.btn").click()
+    page.wait_for_url("**/cash.html")
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    page.wait_for_selector("#balance[data-cents='1500']")
+    zones = page.locator("#ticket .zone")
+    assert zones.count() == CASH_ZONES
+
+    # One stroke across a star uncovers part of it: not enough to ask the server, and the page
+    # has nothing to show under it yet.
+    first = zones.first.locator("canvas").bounding_box()
+    assert first is not None
+    middle = first["y"] + first["height"] / 2
+    page.mouse.move(first["x"] + 2, middle)
+    page.mouse.down()
+    page.mouse.move(first["x"] + first["width"] - 2, middle, steps=6)
+    page.mouse.up()
+    page.wait_for_timeout(300)
+    assert 0 < float(zones.first.get_attribute("data-cleared") or "0") < 0.5
+    assert zones.first.locator(".zone-content").inner_html() == ""
+    assert api_get(page, f"/api/tickets/{ticket_id}")["revealed"] == {}
+
+    for index in range(CASH_ZONES):
+        zone = zones.nth(index)
+        scratch(page, zone)
+        zone.locator(".zone-content .number").wait_for()
+    prize_on_screen = wait_for_result(page)
+    screenshot(page, "cash_by_hand_2_scratched")
+
+    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+    assert ticket["state"] == "finished"
+    assert ticket["finished_by"] == "player"
+    assert prize_on_screen == ticket["prize_cents"]
+    assert same_text(page.locator("#total").inner_text()) == euros(ticket["prize_cents"])
+    assert page.locator("#ticket .zone.revealed").count() == CASH_ZONES
+    # What each zone shows is what the server revealed.
+    for index, star in enumerate(ticket["document"]["your_numbers"]):
+        zone = page.locator(f"[data-zone='your_numbers/{index}']")
+        assert zone.locator(".number").inner_text() == str(star["number"])
+        assert same_text(zone.locator(".amount").inner_text()) == euros(star["amount_cents"])
+    winning = set(ticket["document"]["winning_numbers"])
+    matches = [s for s in ticket["document"]["your_numbers"] if s["number"] in winning]
+    assert page.locator("#yours .zone.match").count() == len(matches)
+    assert sum(s["amount_cents"] for s in matches) == ticket["prize_cents"]
+    me = api_get(page, "/api/me")
+    page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")
+    assert me["balance_cents"] == 1500 + ticket["prize_cents"]
+
+
+def test_astro_with_a_chosen_sign_in_auto(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 10_000)
+    page.goto("/astro.html")
+    page.wait_for_selector("#balance[data-cents='10000']")
+    assert page.locator(".sign-choice svg").count() == 12
+    page.get_by_role("radio", name="Scorpion").click()
+    page.wait_for_selector("#chosen-sign[data-sign=scorpio] svg")
+    screenshot(page, "astro_auto_1_sign_chosen")
+
+    # Play until a ticket wins (half of the test table wins), checking every ticket on the way.
+    for _ in range(20):
+        previous = page.locator("#ticket").get_attribute("data-ticket-id")
+        page.get_by_role("button", name="Auto", exact=True).click()
+        page.wait_for_function(
+            f"document.querySelector('#ticket').dataset.ticketId !== {previous!r}"
+            if previous
+            else "document.querySelector('#ticket').dataset.ticketId"
+        )
+        ticket_id = ticket_id_on(page)
+        prize_on_screen = wait_for_result(page)
+        ticket = api_get(page, f"/api/tickets/{ticket_id}")
+        check_astro_ticket_on_screen(page, ticket, prize_on_screen)
+        if ticket["prize_cents"]:
+            break
+    else:
+        pytest.fail("no winning Astro ticket in 20: cannot check the win message")
+    screenshot(page, "astro_auto_2_win")
+    me = api_get(page, "/api/me")
+    page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")
+
+
+def check_astro_ticket_on_screen(page: Any, ticket: dict[str, Any], prize_on_screen: int) -> None:
+    assert (ticket["mode"], ticket["sign"], ticket["state"]) == ("auto", "scorpio", "finished")
+    assert prize_on_screen == ticket["prize_cents"]
+    assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
+    document = ticket["document"]
+    for index, symbol in enumerate(document["symbols"]):
+        disc = page.locator(f"[data-zone='symbols/{index}'] .zone-content")
+        assert disc.get_attribute("data-symbol") == symbol
+    banner_text = page.locator("[data-zone=banner] .banner-text").inner_text()
+    assert banner_text == document["banner"]["text"]
+    message = same_text(page.locator("#result").inner_text())
+    if ticket["prize_cents"]:
+        # The win message: gain × multiplier = prize.
+        assert euros(document["gain_cents"]) in message
+        assert message.endswith(euros(ticket["prize_cents"]))
+        if document["banner"]["multiplier"]:
+            assert f"×{document['banner']['multiplier']}=" in message
+        assert page.locator(".disc.is-sign").count() == 2
+    else:
+        assert "Pasdegain" in message
+
+
+def test_a_cash_ticket_left_alone_is_revealed_by_the_inactivity_timer(
+    new_page: Any, server_factory: Any
+) -> None:
+    server = server_factory(2)
+    page = new_page(server.url)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.wait_for_selector("#balance[data-cents='1000']")
+    assert api_get(page, "/api/config")["inactivity_seconds"] == 2
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    page.wait_for_timeout(1000)
+    assert page.locator("#ticket .zone.revealed").count() == 0  # not before the delay
+    prize_on_screen = wait_for_result(page, timeout=10_000)
+    screenshot(page, "cash_inactivity_revealed")
+    assert page.locator("#ticket .zone.revealed").count() == CASH_ZONES
+    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+    assert ticket["state"] == "finished"
+    assert prize_on_screen == ticket["prize_cents"]
+
+
+def test_the_astro_banner_cannot_be_scratched_before_phase_one(
+    new_page: Any, live_server: Any
+) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/astro.html")
+    page.get_by_role("radio", name="Cancer").focus()
+    page.keyboard.press("ArrowRight")  # the signs are a radio group: arrows pick the next one
+    page.wait_for_selector("#chosen-sign[data-sign=leo]")
+    reveal_bodies: list[str] = []
+    page.on(
+        "request",
+        lambda request: (
+            reveal_bodies.append(request.post_data or "")
+            if request.url.endswith("/reveal")
+            else None
+        ),
+    )
+    page.get_by_role("button", name="Jouer", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    banner = page.locator("[data-zone=banner]")
+    assert "locked" in (banner.get_attribute("class") or "")
+    assert banner.get_attribute("aria-disabled") == "true"
+
+    scratch(page, banner)  # with the mouse…
+    banner.focus()
+    page.keyboard.press("Enter")  # …and with the keyboard
+    page.wait_for_timeout(300)
+    assert not any("banner" in body for body in reveal_bodies)
+    assert "revealed" not in (banner.get_attribute("class") or "")
+    assert banner.get_attribute("data-cleared") is None  # the coating was not even scratched
+    assert api_get(page, f"/api/tickets/{ticket_id}")["locked_zones"] == ["banner"]
+    screenshot(page, "astro_banner_locked")
+
+    for index in range(5):
+        disc = page.locator(f"[data-zone='symbols/{index}']")
+        scratch(page, disc)
+        disc.locator("svg").wait_for()
+    gain = page.locator("[data-zone=gain]")
+    gain.focus()
+    page.keyboard.press("Space")  # Enter/Space reveals the focused zone
+    gain.locator(".gain-amount").wait_for()
+    page.wait_for_function(
+        "!document.querySelector('[data-zone=banner]').classList.contains('locked')"
+    )
+    assert not page.locator("#result").inner_text()  # the game is not over yet
+    scratch(page, banner)
+    banner.locator(".banner-text").wait_for()
+    prize_on_screen = wait_for_result(page)
+    screenshot(page, "astro_banner_after_phase_one")
+    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+    assert ticket["state"] == "finished"
+    assert prize_on_screen == ticket["prize_cents"]
+
+
+def test_a_double_click_on_jouez_buys_one_ticket(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.wait_for_selector("#balance[data-cents='1000']")
+    purchases: list[str | None] = []
+    page.on(
+        "request",
+        lambda request: (
+            purchases.append(request.headers.get("idempotency-key"))
+            if request.method == "POST" and request.url.endswith("/tickets")
+            else None
+        ),
+    )
+    page.get_by_role("button", name="Jouez", exact=True).dblclick()
+    ticket_id_on(page)
+    page.wait_for_selector("#balance[data-cents='500']")
+    screenshot(page, "cash_double_click")
+    history = api_get(page, "/api/me/tickets")["tickets"]
+    assert len(history) == 1
+    assert api_get(page, "/api/me")["balance_cents"] == 500
+    assert purchases and all(purchases) and len(set(purchases)) == 1
+
+
+def test_errors_are_readable_messages(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 0)
+    page.goto("/cash.html")
+    page.wait_for_selector("#balance[data-cents='0']")
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    page.wait_for_selector("#notice:has-text('Solde insuffisant')")
+    screenshot(page, "error_insufficient_balance")
+    page.context.clear_cookies()  # the session is gone
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    page.wait_for_selector("#notice:has-text('session a expiré')")
+    page.wait_for_url("**/login.html?next=*")
+    screenshot(page, "error_session_expired")
+
+
+def test_history_replays_a_past_ticket(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 2000)
+    page.goto("/cash.html")
+    page.get_by_role("button", name="Auto", exact=True).click()
+    cash_id = ticket_id_on(page)
+    wait_for_result(page)
+    page.goto("/astro.html")
+    page.get_by_role("radio", name="Poissons").click()
+    page.get_by_role("button", name="Auto", exact=True).click()
+    astro_id = ticket_id_on(page)
+    wait_for_result(page)
+
+    page.goto("/")  # the last game is one click from the lobby
+    page.locator("#last-game").click()
+    page.wait_for_url(f"**/astro.html?ticket={astro_id}")
+    page.wait_for_selector("#replay-banner:not([hidden])")
+    assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
+
+    page.goto("/history.html")
+    rows = page.locator(".history-row")
+    rows.first.wait_for()
+    assert [rows.nth(i).get_attribute("data-ticket-id") for i in range(rows.count())] == [
+        str(astro_id),
+        str(cash_id),
+    ]
+    screenshot(page, "history_list")
+    page.locator(f".history-row[data-ticket-id='{cash_id}'] a").click()
+    page.wait_for_url(f"**/cash.html?ticket={cash_id}")
+    page.wait_for_selector("#replay-banner:not([hidden])")
+    prize_on_screen = wait_for_result(page)
+    ticket = api_get(page, f"/api/tickets/{cash_id}")
+    assert prize_on_screen == ticket["prize_cents"]
+    assert page.locator("#ticket .zone.revealed").count() == CASH_ZONES
+    assert page.locator("#ticket canvas").count() == 0  # nothing left to scratch
+    for index, number in enumerate(ticket["document"]["winning_numbers"]):
+        clover = page.locator(f"[data-zone='winning_numbers/{index}'] .number")
+        assert clover.inner_text() == str(number)
+    for index, star in enumerate(ticket["document"]["your_numbers"]):
+        zone = page.locator(f"[data-zone='your_numbers/{index}']")
+        assert zone.locator(".number").inner_text() == str(star["number"])
+    screenshot(page, "history_replay_cash")
+
+
+@pytest.mark.parametrize("path", ["/login.html", "/", "/cash.html", "/astro.html", "/history.html"])
+def test_a_360_pixel_wide_screen_has_no_horizontal_scroll(
+    new_page: Any, live_server: Any, path: str
+) -> None:
+    page = new_page(live_server.url, width=360, height=740)
+    if path != "/login.html":
+        player_with_balance(page, 1000)
+    if path == "/history.html":  # a history with a row of each game
+        for game, body in [("cash", {"mode": "auto"}), ("astro", {"mode": "play", "sign": "leo"})]:
+            bought = page.context.request.post(
+                f"/api/games/{game}/tickets", data=body, headers=CSRF
+            )
+            assert bought.status == 201, bought.text()
+    page.goto(path)
+    page.wait_for_load_state("networkidle")
+    if path == "/cash.html":
+        page.get_by_role("button", name="Auto", exact=True).click()
+        wait_for_result(page)
+    if path == "/astro.html":
+        page.get_by_role("radio", name="Capricorne").click()
+        page.get_by_role("button", name="Jouer", exact=True).click()
+        ticket_id_on(page)
+        screenshot(page, "narrow_360_astro_playing")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        page.get_by_role("button", name="Tout découvrir").click()
+        wait_for_result(page)
+        assert page.locator("#ticket .zone.revealed").count() == ASTRO_ZONES
+    if path == "/":
+        page.locator("details.prizes summary").first.click()
+    if path == "/history.html":
+        assert page.locator(".history-row").count() == 2
+    screenshot(page, f"narrow_360{path.replace('/', '_').replace('.html', '')}")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 360, f"{path} is {width}px wide at 360px"
+
+
+def test_pages_answer_without_their_html_suffix(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 0)
+    for path, heading in [("/cash", "Cash"), ("/astro", "Astro"), ("/history", "Historique")]:
+        page.goto(path)
+        page.wait_for_selector(f"h1:has-text('{heading}')")
+    page.goto("/login")
+    page.wait_for_selector("#login-form")
+
+
+def test_a_purchase_whose_answer_is_lost_is_not_bought_twice_on_retry(
+    new_page: Any, live_server: Any
+) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.wait_for_selector("#balance[data-cents='1000']")
+    keys: list[str | None] = []
+
+    def lose_the_first_answer(route: Any) -> None:
+        keys.append(route.request.headers.get("idempotency-key"))
+        if len(keys) == 1:
+            route.fetch()  # the server sells the ticket…
+            route.abort("connectionreset")  # …but the page never hears about it
+        else:
+            route.continue_()
+
+    page.route("**/api/games/cash/tickets", lose_the_first_answer)
+    page.get_by_role("button", name="Auto", exact=True).click()
+    page.wait_for_selector("#notice:has-text('Connexion au serveur impossible')")
+    page.get_by_role("button", name="Auto", exact=True).click()
+    wait_for_result(page)
+    screenshot(page, "cash_lost_answer_retried")
+    assert len(keys) == 2 and keys[0] == keys[1]
+    assert len(api_get(page, "/api/me/tickets")["tickets"]) == 1
+    me = api_get(page, "/api/me")
+    page.wait_for_selector(f"#balance[data-cents='{me['balance_cents']}']")
+
+
+def test_the_next_ticket_never_shows_the_previous_result(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 2000)
+    page.goto("/cash.html")
+    play_button = page.get_by_role("button", name="Jouez", exact=True)
+    play_button.click()
+    first = ticket_id_on(page)
+    page.get_by_role("button", name="Tout découvrir").click()
+    play_button.click()  # waits until « Jouez » is back, which is once the result is shown
+    # So the first result is on screen, unless the second ticket has already replaced it.
+    assert page.locator("#result").get_attribute("data-prize-cents") is not None or (
+        page.locator("#ticket").get_attribute("data-ticket-id") != str(first)
+    )
+    page.wait_for_function(f"document.querySelector('#ticket').dataset.ticketId !== '{first}'")
+    page.wait_for_timeout(2000)  # longer than the old ticket's reveal animation
+    second = ticket_id_on(page)
+    assert api_get(page, f"/api/tickets/{second}")["state"] == "playing"
+    assert page.locator("#result").inner_text() == ""
+    assert page.locator("#total").inner_text() == "—"
+    assert page.locator("#ticket .zone.revealed").count() == 0
+    screenshot(page, "cash_next_ticket_clean")
+
+
+def test_a_phone_scratches_with_a_finger(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url, width=390, height=844, has_touch=True, is_mobile=True)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    zones = page.locator("#ticket .zone")
+    for index in range(CASH_ZONES):
+        zone = zones.nth(index)
+        scratch_by_touch(page, zone)
+        zone.locator(".zone-content .number").wait_for()
+    prize_on_screen = wait_for_result(page)
+    screenshot(page, "phone_scratched_by_touch")
+    ticket = api_get(page, f"/api/tickets/{ticket_id}")
+    assert (ticket["state"], ticket["finished_by"]) == ("finished", "player")
+    assert prize_on_screen == ticket["prize_cents"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_a_sold_out_game_says_so(new_page: Any, server_factory: Any) -> None:
+    server = server_factory(30, blocks=1)
+    page = new_page(server.url)
+    player_with_balance(page, 10_000)
+    player_with_balance_top_up(page, 10_000)
+    for _ in range(40):  # the whole block of the test table
+        bought = page.context.request.post(
+            "/api/games/cash/tickets", data={"mode": "auto"}, headers=CSRF
+        )
+        assert bought.status == 201, bought.text()
+    page.goto("/cash.html")
+    page.wait_for_selector("#notice:has-text('épuisé')")  # told before trying
+    with page.expect_response("**/api/games/cash/tickets") as refused:
+        page.get_by_role("button", name="Jouez", exact=True).click()
+    assert refused.value.status == 409
+    assert refused.value.json()["error"] == "sold_out"
+    page.wait_for_selector("#notice:has-text('Ce jeu est épuisé')")
+    screenshot(page, "cash_sold_out")
+    page.goto("/")
+    page.wait_for_selector(".game-card[data-game=cash] .sold-out")
+    assert page.locator(".game-card[data-game=astro] a.btn").is_visible()
+
+
+def test_a_reload_in_the_middle_of_a_ticket_resumes_it(new_page: Any, live_server: Any) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+    page.goto("/cash.html")
+    page.get_by_role("button", name="Jouez", exact=True).click()
+    ticket_id = ticket_id_on(page)
+    zones = page.locator("#ticket .zone")
+    for index in range(3):
+        scratch(page, zones.nth(index))
+        zones.nth(index).locator(".number").wait_for()
+    page.reload()
+    page.wait_for_selector(f"#ticket[data-ticket-id='{ticket_id}']")
+    page.wait_for_function("document.querySelectorAll('#ticket .zone.revealed').length === 3")
+    assert page.locator("#play").is_disabled()  # no second ticket while this one is in play
+    for index in range(3, CASH_ZONES):
+        scratch(page, zones.nth(index))
+    prize_on_screen = wait_for_result(page)
+    assert prize_on_screen == api_get(page, f"/api/tickets/{ticket_id}")["prize_cents"]
+    screenshot(page, "cash_resumed_after_reload")
+
+
+def test_the_history_offers_a_proof_that_verifies_offline(new_page: Any, live_server: Any) -> None:
+    import json
+    from pathlib import Path
+
+    from grattage.blocks.proofs import verify_ticket_proof
+
+    page = new_page(live_server.url, accept_downloads=True)
+    player_with_balance(page, 1000)
+    page.goto("/astro.html")
+    page.get_by_role("radio", name="Lion").click()
+    page.get_by_role("button", name="Auto", exact=True).click()
+    astro_id = ticket_id_on(page)
+    wait_for_result(page)
+    page.goto("/history.html")
+    row = page.locator(f".history-row[data-ticket-id='{astro_id}']")
+    row.get_by_role("button", name="Vérifier ce ticket").click()
+    row.locator(".proof code").wait_for()
+    assert f"grattage verify-ticket ticket-{astro_id}-preuve.json" in row.inner_text()
+    screenshot(page, "history_proof")
+    with page.expect_download() as download:
+        row.get_by_role("link", name="Télécharger la preuve").click()
+    proof = json.loads(Path(download.value.path()).read_text("utf-8"))
+    verified = verify_ticket_proof(proof)
+    assert verified.prize_cents == api_get(page, f"/api/tickets/{astro_id}")["prize_cents"]
+    assert proof["choice"] == "leo"
