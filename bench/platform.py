@@ -176,6 +176,7 @@ def _run(label: str, database_url: str, folder: str, workers: int, open_blocks: 
         **os.environ,
         "GRATTAGE_DATABASE_URL": database_url,
         "GRATTAGE_KEY_DIR": f"{folder}/keys",
+        "GRATTAGE_DISCLOSURE_DIR": f"{folder}/disclosures",
         "GRATTAGE_PASSWORD_TIME_COST": "1",
         "GRATTAGE_PASSWORD_MEMORY_KIB": "1024",
     }

@@ -79,6 +79,7 @@ def settings_for(url: str, directory: Path, **overrides: object) -> Settings:
     return Settings(
         database_url=url,
         key_dir=directory / "keys",
+        disclosure_dir=directory / "disclosures",
         run_sweeper=False,
         password_time_cost=1,  # argon2 at full cost takes ~0.5 s a hash here
         password_memory_kib=1024,

@@ -17,6 +17,8 @@ class Settings(BaseSettings):
 
     database_url: str = "sqlite:///var/grattage.db"
     key_dir: Path = Path("var/keys")
+    disclosure_dir: Path = Path("var/disclosures")
+    """Where each exhausted or closed block's disclosure is published as a file."""
     inactivity_seconds: Annotated[int, Field(ge=1)] = 10
     """Cash: a ``play`` ticket untouched this long is revealed and finished by the system."""
     abandon_seconds: Annotated[int, Field(ge=1)] = 900

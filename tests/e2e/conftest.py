@@ -18,4 +18,5 @@ def cli_env(world: World) -> dict[str, str]:
     return {
         "GRATTAGE_DATABASE_URL": world.settings.database_url,
         "GRATTAGE_KEY_DIR": str(world.settings.key_dir),
+        "GRATTAGE_DISCLOSURE_DIR": str(world.settings.disclosure_dir),
     }

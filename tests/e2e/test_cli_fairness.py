@@ -65,3 +65,16 @@ def test_a_proof_that_is_not_json_is_one_line_and_exit_2(world: World, tmp_path:
     result = run(world, "verify-ticket", str(path))
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_sweep_publishes_each_ended_block_s_disclosure_once(world: World) -> None:
+    world.stock("astro", blocks=2)
+    ended, still_open = (block.id for block in list_blocks(world.platform, "astro"))
+    close_block(world.platform, ended)
+    first = run(world, "sweep")
+    assert first.exit_code == 0, first.output
+    published = world.settings.disclosure_dir / f"disclosure-block-{ended}.json"
+    assert f"published {published}" in first.stdout
+    assert not (world.settings.disclosure_dir / f"disclosure-block-{still_open}.json").exists()
+    assert run(world, "verify-block", str(published)).exit_code == 0
+    assert "published" not in run(world, "sweep").stdout

@@ -55,6 +55,12 @@ def public_blocks(platform: Platform, game: str | None = None) -> list[dict[str,
     return shown
 
 
+def ended_block_ids(platform: Platform) -> list[int]:
+    """Blocks whose key and tiers are now public: exhausted or closed."""
+    with platform.uow.read() as repos:
+        return [block.id for block in repos.blocks.all() if block.state in ENDED_STATES]
+
+
 def _read_tiers(repos: Repositories, block: Block, key: bytes, start: int, count: int) -> bytes:
     """Unsealed tiers of units ``start..start+count``, read chunk by stored chunk."""
     parts = []

@@ -78,6 +78,7 @@ def build_app(directory: Path, inactivity_seconds: int, blocks: int) -> Any:
     settings = Settings(
         database_url=f"sqlite:///{directory / 'grattage.db'}",
         key_dir=directory / "keys",
+        disclosure_dir=directory / "disclosures",
         inactivity_seconds=inactivity_seconds,
         sweep_interval_seconds=0.5,
     )

@@ -167,9 +167,14 @@ def serve(host: str, port: int, workers: int) -> None:
 @click.command()
 def sweep() -> None:
     """Finish every ticket left unattended past its delay, crediting its prize once."""
+    from grattage.entrypoints.disclosures import publish_disclosure_files
     from grattage.service.tickets import sweep as sweep_tickets
 
-    click.echo(f"finished {sweep_tickets(_platform())} tickets")
+    settings = Settings()
+    platform = _platform(settings)
+    click.echo(f"finished {sweep_tickets(platform)} tickets")
+    for path in publish_disclosure_files(platform, settings.disclosure_dir):
+        click.echo(f"published {path}")
 
 
 @click.command()

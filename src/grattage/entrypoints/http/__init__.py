@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
@@ -13,6 +14,7 @@ from fastapi import FastAPI
 from grattage import __version__
 from grattage.clock import Clock
 from grattage.entrypoints.bootstrap import build_platform
+from grattage.entrypoints.disclosures import publish_disclosure_files
 from grattage.entrypoints.http import fairness_routes
 from grattage.entrypoints.http.errors import install_error_handlers
 from grattage.entrypoints.http.routes import router
@@ -23,12 +25,17 @@ from grattage.settings import Settings
 log = logging.getLogger("grattage.sweeper")
 
 
-async def _sweep_forever(platform: Platform, interval: float) -> None:
+async def _sweep_forever(platform: Platform, interval: float, disclosure_dir: Path) -> None:
     while True:
         try:
             finished = await anyio.to_thread.run_sync(sweep, platform)
             if finished:
                 log.info("finished %d unattended tickets", finished)
+            published = await anyio.to_thread.run_sync(
+                publish_disclosure_files, platform, disclosure_dir
+            )
+            for path in published:
+                log.info("published the disclosure %s", path)
         except Exception:  # the sweeper must outlive a bad moment of the database
             log.exception("sweep failed; retrying")
         await asyncio.sleep(interval)
@@ -51,7 +58,9 @@ def create_app(
         await anyio.to_thread.run_sync(sweep, platform)  # what was left when the server stopped
         task = None
         if settings.run_sweeper:
-            task = asyncio.create_task(_sweep_forever(platform, settings.sweep_interval_seconds))
+            task = asyncio.create_task(
+                _sweep_forever(platform, settings.sweep_interval_seconds, settings.disclosure_dir)
+            )
         try:
             yield
         finally:
