@@ -40,7 +40,7 @@ def test_one_key_sent_50_times_and_after_a_restart_debits_once(
             key = f"{mode}-purchase-{index}"
             start = threading.Barrier(CONCURRENT)
 
-            def send(_: int, key: str = key) -> tuple[int, dict]:
+            def send(_: int, key: str = key, start: threading.Barrier = start) -> tuple[int, dict]:
                 start.wait()
                 response = client.post(
                     "/api/games/cash/tickets", json={"mode": mode}, headers={"Idempotency-Key": key}
