@@ -8,7 +8,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import InterfaceError, InternalError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -77,15 +77,15 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(status_for(error), error.code, error.message)
 
     async def _database(_request: Request, error: Exception) -> JSONResponse:
-        # The database is down, read-only, full, dropped the connection or has no connection to
-        # spare: the transaction rolled back (nothing half-recorded) and the caller may retry.
+        # The database is down, read-only (PostgreSQL: InternalError), full, dropped the
+        # connection or has no connection to spare: the transaction rolled back (nothing half-recorded) and the caller may retry.
         # Never the driver's text in the answer: it can carry SQL and parameters. (Integrity and
         # programming errors are bugs, not weather: they stay 500.)
         cause = getattr(error, "orig", None) or error
         log.warning("database unavailable, answered 503: %s", type(cause).__name__)
         return error_response(503, Unavailable.code, DATABASE_UNAVAILABLE)
 
-    for database_trouble in (OperationalError, InterfaceError, PoolTimeout):
+    for database_trouble in (OperationalError, InterfaceError, InternalError, PoolTimeout):
         app.add_exception_handler(database_trouble, _database)
 
     @app.exception_handler(RequestValidationError)
