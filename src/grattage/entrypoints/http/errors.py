@@ -78,9 +78,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def _database(_request: Request, error: Exception) -> JSONResponse:
         # The database is down, read-only (PostgreSQL: InternalError), full, dropped the
-        # connection or has no connection to spare: the transaction rolled back (nothing half-recorded) and the caller may retry.
-        # Never the driver's text in the answer: it can carry SQL and parameters. (Integrity and
-        # programming errors are bugs, not weather: they stay 500.)
+        # connection or has no connection to spare: the transaction rolled back (nothing
+        # half-recorded) and the caller may retry. Never the driver's text in the answer: it
+        # can carry SQL and parameters. (Integrity and programming errors are bugs: still 500.)
         cause = getattr(error, "orig", None) or error
         log.warning("database unavailable, answered 503: %s", type(cause).__name__)
         return error_response(503, Unavailable.code, DATABASE_UNAVAILABLE)
