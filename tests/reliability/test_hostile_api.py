@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import schemathesis
+from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
@@ -66,6 +67,38 @@ def test_generated_requests_to_every_operation_never_get_a_5xx(world: World) -> 
     assert failures == [], failures[:5]
     assert len(operations) >= 15
     assert player_balance_matches_tickets(world, player, _deposited(world, player))
+
+
+def test_a_nul_character_anywhere_is_refused_as_bad_input(world: World) -> None:
+    """Found by the fuzzer: PostgreSQL refuses NUL in text, and that was a 500."""
+    world.stock("cash")
+    world.player(1000, email="nul@example.org")
+    app = create_app(world.settings, platform=world.platform, mount_web=False)
+    with TestClient(app) as client:
+        token = client.post(
+            "/api/sessions", json={"email": "nul@example.org", "password": PASSWORD}
+        ).json()["token"]
+        auth = {"Authorization": f"Bearer {token}"}
+        answers = [
+            client.get("/api/blocks", params={"game": "\x00"}),
+            client.get("/api/blocks", params={"game": "cash\x00"}),
+            client.post("/api/sessions", json={"email": "a\x00@example.org", "password": "x" * 9}),
+            client.post(
+                "/api/players",
+                json={
+                    "email": "b\x00@example.org",
+                    "password": "x" * 9,
+                    "birth_date": "1990-01-01",
+                },
+            ),
+            client.post("/api/games/cash%00/tickets", json={"mode": "play"}, headers=auth),
+            client.post(
+                "/api/games/astro/tickets", json={"mode": "play", "sign": "\x00"}, headers=auth
+            ),
+        ]
+    assert all(answer.status_code < 500 for answer in answers), [a.text for a in answers]
+    assert all(answer.status_code >= 400 for answer in answers[2:]), [a.text for a in answers]
+    assert all(set(answer.json()) == {"error", "message"} for answer in answers[2:])
 
 
 def _attack(

@@ -29,7 +29,7 @@ from .harness import (
 INACTIVITY = 1
 ABANDON = 2
 SWEEP = 0.2
-DEPOSIT = 10_000
+DEPOSIT = 2_000  # per round: 1 700 cents of stakes
 
 
 def _stored(world: World, ticket_id: int) -> Any:
@@ -67,7 +67,7 @@ def test_vanished_clients_tickets_are_finished_by_the_system(world: World, tmp_p
     world.stock("astro", blocks=2)
     rounds = scaled(2, 10)
     email = "vanishing@example.org"
-    player = world.player(DEPOSIT, email=email)
+    player = world.player(DEPOSIT * rounds, email=email)
     finish_times: list[float] = []
     checked = 0
     with running_server(
@@ -119,7 +119,7 @@ def test_vanished_clients_tickets_are_finished_by_the_system(world: World, tmp_p
                         game = world.platform.loaded_block(repos, stored.block_id).game
                     assert game.evaluate(seen["document"]) == seen["prize_cents"], label
                     checked += 1
-    assert player_balance_matches_tickets(world, player, DEPOSIT)
+    assert player_balance_matches_tickets(world, player, DEPOSIT * rounds)
     record(
         f"interrupted games [{kind(world)}]",
         tickets_abandoned=checked,

@@ -8,7 +8,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import InterfaceError, InternalError, OperationalError
+from sqlalchemy.exc import DataError, InterfaceError, InternalError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -71,6 +71,9 @@ DATABASE_UNAVAILABLE = (
 )
 
 
+UNSTORABLE_VALUE = "a value of the request cannot be stored (e.g. a NUL character in a text)"
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(GrattageError)
     async def _grattage(_request: Request, error: GrattageError) -> JSONResponse:
@@ -87,6 +90,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     for database_trouble in (OperationalError, InterfaceError, InternalError, PoolTimeout):
         app.add_exception_handler(database_trouble, _database)
+
+    @app.exception_handler(DataError)
+    async def _unstorable(_request: Request, error: DataError) -> JSONResponse:
+        # The database refused a value the request carried (PostgreSQL: a NUL character in a
+        # text, a number out of range): bad input; the transaction rolled back.
+        log.info("database refused a value of the request: %s", type(error.orig).__name__)
+        return error_response(422, InvalidInput.code, UNSTORABLE_VALUE)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_request: Request, error: RequestValidationError) -> JSONResponse:
