@@ -31,8 +31,11 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench
 
+# The reliability suite (issue 7) at full length: ≥ 20 SIGKILLs per database, ≥ 10 000 fuzzed
+# requests... Its figures are printed at the end and kept in test-artifacts/; see RELIABILITY.md.
 soak: $(STAMP)
-	GRATTAGE_SOAK=1 $(PY) -m pytest tests -m 'not browser' $(PYTEST_ARGS)
+	rm -f test-artifacts/reliability-figures.jsonl
+	GRATTAGE_SOAK=1 $(PY) -m pytest tests/reliability -m 'not browser' $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -267,6 +267,12 @@ class SqlLedger:
         row = _PLAYER_ACCOUNT_SQL(self.db, {"player_id": player_id}).one()
         return int(row[0]), int(row[1])
 
+    def lock_player_account(self, account_id: int) -> None:
+        """Hold the wallet's row until the transaction ends (SQLite: writers are serial)."""
+        self.db.execute(
+            select(accounts.c.id).where(accounts.c.id == account_id).with_for_update()
+        ).scalar_one()
+
     def house_account(self, name: str) -> int:
         cached = self._house_ids.get(name)
         if cached is None:

@@ -19,7 +19,8 @@ from grattage.service.model import HOUSE_DEPOSITS, Leg
 ADULT_AGE = 18
 MIN_PASSWORD_LENGTH = 8
 MAX_PASSWORD_LENGTH = 256
-_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+_EMAIL_CHAR = r"[^@\s\x00-\x1f\x7f]"  # no blank, no control character (NUL included)
+_EMAIL = re.compile(rf"^{_EMAIL_CHAR}{{1,64}}@{_EMAIL_CHAR}+\.{_EMAIL_CHAR}+$")
 
 
 @cache

@@ -49,6 +49,10 @@ class Ledger(Protocol):
         """The id of the player's wallet (it never changes: cached)."""
         ...
 
+    def lock_player_account(self, account_id: int) -> None:
+        """Serialize this transaction with the wallet's other writers until it ends."""
+        ...
+
     def house_account(self, name: str) -> int: ...
     def apply(self, legs: list[Leg]) -> dict[int, int]:
         """Change the balances (debits first); InsufficientBalance if a player's would go

@@ -111,6 +111,10 @@ def _sell(
 ) -> Ticket:
     stake = game.price_cents
     account_id = repos.ledger.player_account_id(player_id)
+    if platform.stake_checks:
+        # A check reads what the player already staked: hold the wallet first, or concurrent
+        # purchases all read the same total and together exceed a limit (PostgreSQL).
+        repos.ledger.lock_player_account(account_id)
     for check in platform.stake_checks:
         check(repos, player_id, game.name, stake, now)
     stake_legs = [Leg(account_id, -stake), Leg(repos.ledger.house_account(HOUSE_STAKES), stake)]

@@ -18,6 +18,7 @@ from grattage.entrypoints.disclosures import publish_disclosure_files
 from grattage.entrypoints.http import fairness_routes
 from grattage.entrypoints.http.errors import install_error_handlers
 from grattage.entrypoints.http.routes import router
+from grattage.entrypoints.http.security import SecurityHeaders
 from grattage.service.context import Platform
 from grattage.service.tickets import sweep
 from grattage.settings import Settings
@@ -72,6 +73,7 @@ def create_app(
     app = FastAPI(title="grattage", version=__version__, lifespan=lifespan)
     app.state.settings = settings
     app.state.platform = platform
+    app.add_middleware(SecurityHeaders)
     install_error_handlers(app)
     app.include_router(router)
     app.include_router(fairness_routes.router)
