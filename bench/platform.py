@@ -52,6 +52,10 @@ def _prepare(env: dict[str, str]) -> list[tuple[str, str]]:
         database_url=env["GRATTAGE_DATABASE_URL"],
         key_dir=Path(env["GRATTAGE_KEY_DIR"]),
         demo_deposit_max_cents=PLAYER_BALANCE_CENTS,
+        deposit_limit_default_cents=PLAYER_BALANCE_CENTS,  # bench players play far past the
+        deposit_limit_max_cents=PLAYER_BALANCE_CENTS,  # responsible-gaming defaults
+        stake_limit_default_cents=PLAYER_BALANCE_CENTS,
+        stake_limit_max_cents=PLAYER_BALANCE_CENTS,
         password_time_cost=1,
         password_memory_kib=1024,
     )
@@ -171,6 +175,8 @@ def main() -> None:
             "GRATTAGE_KEY_DIR": f"{folder}/keys",
             "GRATTAGE_PASSWORD_TIME_COST": "1",
             "GRATTAGE_PASSWORD_MEMORY_KIB": "1024",
+            "GRATTAGE_STAKE_LIMIT_DEFAULT_CENTS": str(PLAYER_BALANCE_CENTS),
+            "GRATTAGE_STAKE_LIMIT_MAX_CENTS": str(PLAYER_BALANCE_CENTS),
         }
         players = _prepare(env)
         port = _free_port()
