@@ -272,3 +272,16 @@ def test_a_self_excluded_player_cannot_buy_deposit_or_log_in(
     assert client.post("/api/sessions", json=login).status_code == 403
     bad = client.post("/api/me/exclusion", json={"period": "1h"}, headers=bearer(token))
     assert bad.status_code == 422
+
+
+def test_the_operator_pages_are_served_at_admin_and_the_limits_page_at_its_path(
+    world: World,
+) -> None:
+    from grattage.entrypoints.http import create_app
+
+    app = create_app(world.settings, platform=world.platform, mount_web=True)
+    with TestClient(app) as pages:
+        page = pages.get("/admin/")
+        assert page.status_code == 200 and "back-office" in page.text
+        assert pages.get("/admin/admin.js").status_code == 200
+        assert "self-exclusion" in pages.get("/limits.html").text
