@@ -6,12 +6,13 @@ own; these run off the hot path, except :meth:`SqlLimits.lock`, one row per purc
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import Connection, and_, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from grattage.adapters.driver_sql import DriverSql
 from grattage.adapters.tables import (
     accounts,
     audit_head,
@@ -156,6 +157,40 @@ def _limits(row: Any) -> LimitsRow:
     return LimitsRow(**{name: getattr(row, name) for name in LimitsRow.__dataclass_fields__})
 
 
+_LIMIT_FIELDS = tuple(LimitsRow.__dataclass_fields__)
+_LIMITS_SELECT = (
+    f"SELECT {', '.join(_LIMIT_FIELDS)} FROM player_limits WHERE player_id = :player_id"
+)
+_LIMITS_SQL = DriverSql(_LIMITS_SELECT)
+_LIMITS_FOR_UPDATE_SQL = DriverSql(_LIMITS_SELECT + " FOR UPDATE")
+_LOCK_ACCOUNT_SQL = DriverSql("SELECT id FROM accounts WHERE player_id = :player_id FOR UPDATE")
+_SET_COUNTERS_SQL = DriverSql(
+    """UPDATE player_limits
+       SET week_start = :week, week_deposits_cents = :deposits, week_stakes_cents = :stakes
+       WHERE player_id = :player_id"""
+)
+_TIMES = {"deposit_pending_at", "stake_pending_at", "excluded_until", "reality_checked_at"}
+
+
+def _utc(value: Any) -> datetime | None:
+    """A time as the driver returns it (SQLite: text; psycopg: naive) → aware UTC."""
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.replace(tzinfo=UTC)
+
+
+def _raw_limits(row: Any) -> LimitsRow:
+    """A :class:`LimitsRow` from a driver row (no SQLAlchemy type processing)."""
+    values = dict(zip(_LIMIT_FIELDS, row, strict=True))
+    for name in _TIMES:
+        values[name] = _utc(values[name])
+    if isinstance(values["week_start"], str):
+        values["week_start"] = date.fromisoformat(values["week_start"])
+    values["excluded_forever"] = bool(values["excluded_forever"])
+    return LimitsRow(**values)
+
+
 class SqlLimits:
     def __init__(self, connection: Connection) -> None:
         self.db = connection
@@ -184,27 +219,31 @@ class SqlLimits:
         """The player's row, locked to the end of the transaction (created if missing).
 
         On PostgreSQL the player's account row is locked first: every path that moves a
-        player's money takes the account before the limits, so two cannot deadlock."""
-        if self.db.dialect.name != "sqlite":
-            self.db.execute(
-                select(accounts.c.id).where(accounts.c.player_id == player_id).with_for_update()
-            ).first()
-        query = select(player_limits).where(player_limits.c.player_id == player_id)
-        row = self.db.execute(query.with_for_update()).first()
+        player's money takes the account before the limits, so two cannot deadlock. Runs on
+        every purchase, so in plain SQL through the driver (see ``driver_sql``)."""
+        sqlite = self.db.dialect.name == "sqlite"
+        if not sqlite:
+            _LOCK_ACCOUNT_SQL(self.db, {"player_id": player_id}).first()
+        statement = _LIMITS_SQL if sqlite else _LIMITS_FOR_UPDATE_SQL
+        row = statement(self.db, {"player_id": player_id}).first()
         if row is None:
             try:
                 with self.db.begin_nested():
                     self.create(player_id, None, None)
             except IntegrityError:
                 pass  # created meanwhile by a concurrent transaction
-            row = self.db.execute(query.with_for_update()).one()
-        return _limits(row)
+            row = statement(self.db, {"player_id": player_id}).one()
+        return _raw_limits(row)
 
     def set_counters(self, player_id: int, week: date, deposits: int, stakes: int) -> None:
-        self.db.execute(
-            update(player_limits)
-            .where(player_limits.c.player_id == player_id)
-            .values(week_start=week, week_deposits_cents=deposits, week_stakes_cents=stakes)
+        _SET_COUNTERS_SQL(
+            self.db,
+            {
+                "player_id": player_id,
+                "week": week.isoformat() if self.db.dialect.name == "sqlite" else week,
+                "deposits": deposits,
+                "stakes": stakes,
+            },
         )
 
     def update(self, player_id: int, **values: Any) -> None:
