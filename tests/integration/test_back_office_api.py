@@ -168,7 +168,7 @@ def test_reports_equal_the_sums_of_the_ledger_entries(
     world: World, client: TestClient, admin: dict[str, str]
 ) -> None:
     world.stock("cash", blocks=2)
-    buyers = [world.player(10_000) for _ in range(3)]
+    buyers = [world.player(15_000) for _ in range(3)]  # 27 tickets at most, even if none wins
     for _day in range(3):
         for index, player in enumerate(buyers):
             for _ in range(7 + index):
@@ -285,3 +285,21 @@ def test_the_operator_pages_are_served_at_admin_and_the_limits_page_at_its_path(
         assert page.status_code == 200 and "back-office" in page.text
         assert pages.get("/admin/admin.js").status_code == 200
         assert "self-exclusion" in pages.get("/limits.html").text
+
+
+def test_a_reality_check_rides_on_the_answers_once_an_hour_of_play_has_passed(
+    world: World, client: TestClient
+) -> None:
+    world.stock("cash")
+    token = player_token(world, client)
+    buy = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=bearer(token))
+    assert "reality_check" not in buy.json()
+    world.clock.advance(30 * 60)
+    assert "reality_check" not in client.get("/api/me", headers=bearer(token)).json()
+    world.clock.advance(31 * 60)
+    buy = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=bearer(token))
+    check = buy.json()["reality_check"]
+    assert check["minutes_played"] == 61
+    assert check["stakes_cents"] == 1_000
+    assert "61 minutes" in check["message"]
+    assert "reality_check" not in client.get("/api/me", headers=bearer(token)).json()

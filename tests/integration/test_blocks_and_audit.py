@@ -149,3 +149,59 @@ def test_audit_verify_names_an_inserted_entry(world: World) -> None:
         f" '{third.hash}', '{'0' * 64}')",
     )
     assert audit_trail.verify(world.platform).first_bad == 4
+
+
+def test_concurrent_operator_actions_form_one_unbroken_chain(world: World) -> None:
+    from integration.test_concurrency import race
+
+    world.stock("cash", blocks=8)
+    for block_id in range(2, 9):
+        open_block(world.platform, block_id)
+
+    def toggle(index: int) -> None:
+        block_id = index % 8 + 1
+        suspend_block(world.platform, block_id, actor=f"operator:{index}")
+        resume_block(world.platform, block_id, actor=f"operator:{index}")
+
+    results = race(16, toggle)
+    assert all(result is None or isinstance(result, Conflict) for result in results)
+    result = audit_trail.verify(world.platform)
+    assert result.clean, result.problem
+    assert result.entries >= 1 + 8 + 8 + 2 * 8
+
+
+def test_the_suspended_state_migration_keeps_existing_blocks_and_tickets(
+    world: World, tmp_path
+) -> None:
+    from alembic import command
+
+    from grattage.adapters.database import make_engine
+    from grattage.adapters.migrations import alembic_config
+    from support import database_url
+
+    kind = world.platform.uow.engine.dialect.name  # type: ignore[attr-defined]
+    with database_url("sqlite" if kind == "sqlite" else "postgres", tmp_path / "old") as url:
+        engine = make_engine(url)
+        config = alembic_config(engine)
+        command.upgrade(config, "0002")
+        with engine.begin() as db:
+            for statement in (
+                "INSERT INTO players (email, password_hash, birth_date, created_at, failed_logins)"
+                " VALUES ('a@b.org', 'x', '1990-01-01', '2026-01-01', 0)",
+                "INSERT INTO emissions (game, table_json, table_digest, created_at)"
+                " VALUES ('cash', '{}', 'd', '2026-01-01')",
+                "INSERT INTO blocks (emission_id, game, key_id, size, sold, state, chunk_units,"
+                " created_at) VALUES (1, 'cash', 'k', 10, 1, 'open', 5, '2026-01-01')",
+                "INSERT INTO tickets (player_id, game, block_id, position, mode, stake_cents,"
+                " prize_cents, document, revealed, state, created_at, last_action_at,"
+                " balance_before_cents, balance_after_cents) VALUES (1, 'cash', 1, 0, 'auto',"
+                " 500, 0, '{}', '[]', 'finished', '2026-01-01', '2026-01-01', 500, 0)",
+            ):
+                db.execute(text(statement))
+        command.upgrade(config, "head")
+        with engine.begin() as db:
+            db.execute(text("UPDATE blocks SET state = 'suspended'"))
+            assert db.execute(text("SELECT count(*) FROM tickets")).scalar_one() == 1
+        with pytest.raises(Exception, match="block_state|CHECK"), engine.begin() as db:
+            db.execute(text("UPDATE blocks SET state = 'bogus'"))
+        engine.dispose()
