@@ -55,6 +55,10 @@ def _prepare(env: dict[str, str], open_blocks: int) -> list[tuple[str, str]]:
         database_url=env["GRATTAGE_DATABASE_URL"],
         key_dir=Path(env["GRATTAGE_KEY_DIR"]),
         demo_deposit_max_cents=PLAYER_BALANCE_CENTS,
+        deposit_limit_default_cents=PLAYER_BALANCE_CENTS,  # bench players play far past the
+        deposit_limit_max_cents=PLAYER_BALANCE_CENTS,  # responsible-gaming defaults
+        stake_limit_default_cents=PLAYER_BALANCE_CENTS,
+        stake_limit_max_cents=PLAYER_BALANCE_CENTS,
         password_time_cost=1,
         password_memory_kib=1024,
     )
@@ -179,6 +183,8 @@ def _run(label: str, database_url: str, folder: str, workers: int, open_blocks: 
         "GRATTAGE_DISCLOSURE_DIR": f"{folder}/disclosures",
         "GRATTAGE_PASSWORD_TIME_COST": "1",
         "GRATTAGE_PASSWORD_MEMORY_KIB": "1024",
+        "GRATTAGE_STAKE_LIMIT_DEFAULT_CENTS": str(PLAYER_BALANCE_CENTS),
+        "GRATTAGE_STAKE_LIMIT_MAX_CENTS": str(PLAYER_BALANCE_CENTS),
     }
     players = _prepare(env, open_blocks)
     port = _free_port()

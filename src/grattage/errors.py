@@ -24,6 +24,7 @@ machine-readable name sent as ``{"error": code}`` by the API.
     ├── Conflict ......................... the request clashes with the current state (409)
     │   ├── InsufficientBalance            the balance cannot pay the stake
     │   ├── SoldOut                        no open block of the game has an unsold unit
+    │   ├── NotOnSale                      every block left of the game is suspended or closed
     │   ├── IdempotencyConflict            an idempotency key reused with another request
     │   ├── LimitReached                   a responsible-gaming limit would be exceeded
     │   └── AlreadyExists                  e.g. an e-mail address already registered
@@ -113,6 +114,12 @@ class InsufficientBalance(Conflict):
 
 class SoldOut(Conflict):
     code = "sold_out"
+
+
+class NotOnSale(Conflict):
+    """Units are left, but the operator suspended or closed every block that holds them."""
+
+    code = "not_on_sale"
 
 
 class IdempotencyConflict(Conflict):

@@ -38,3 +38,15 @@ class Settings(BaseSettings):
     """Bring the schema up to date when the app starts (``serve`` does it once, before workers)."""
     secure_cookies: bool = False
     """Mark the session cookie ``Secure`` (set behind HTTPS)."""
+    deposit_limit_default_cents: Annotated[int, Field(ge=1)] = 100_000
+    """Responsible gaming: a player's weekly deposit limit unless they choose one (1 000 €)."""
+    deposit_limit_max_cents: Annotated[int, Field(ge=1)] = 1_000_000
+    """The highest weekly deposit limit a player may choose (10 000 €)."""
+    stake_limit_default_cents: Annotated[int, Field(ge=1)] = 100_000
+    """A player's weekly stake limit unless they choose one (1 000 €)."""
+    stake_limit_max_cents: Annotated[int, Field(ge=1)] = 1_000_000
+    limit_cooling_off_seconds: Annotated[int, Field(ge=0)] = 7 * 24 * 3600
+    """A raised limit comes into force only after this delay (lowering is immediate)."""
+    reality_check_minutes: Annotated[int, Field(ge=1)] = 60
+    """Every so many minutes of a playing session, the player is shown time played and net
+    spend."""

@@ -42,7 +42,7 @@ from grattage.adapters.tables import (
     sessions,
     tickets,
 )
-from grattage.errors import AlreadyExists, InsufficientBalance, SoldOut
+from grattage.errors import AlreadyExists, InsufficientBalance, NotOnSale, SoldOut
 from grattage.service.model import (
     Block,
     BlockState,
@@ -387,6 +387,7 @@ class SqlBlocks:
         self._open_hints: dict[str, tuple[float, list[int]]] = (
             {} if open_hints is None else open_hints
         )
+        self.state_changes: list[tuple[int, BlockState, BlockState]] = []
 
     def add_emission(self, game: str, table_json: str, digest: str, now: datetime) -> int:
         return int(
@@ -450,8 +451,9 @@ class SqlBlocks:
             if hinted is None:
                 hinted = [int(row[0]) for row in _OPEN_BLOCKS_SQL(self.db, {"game": game})]
                 if not hinted:
-                    if self.open_next_pending(game) is None:
-                        raise SoldOut(f"{game} is sold out: no open block has a ticket left")
+                    # a suspended block halts the game: the next pending block stays pending
+                    if self.withheld(game) or self.open_next_pending(game) is None:
+                        raise self.not_on_sale(game)
                     continue
                 self._open_hints[game] = (time.monotonic(), hinted)
             # Buyers spread over the open blocks: on PostgreSQL a block's counter is a row
@@ -508,6 +510,8 @@ class SqlBlocks:
             .values(state=state)
             .returning(blocks.c.id)
         ).first()
+        if changed is not None:
+            self.state_changes.append((block_id, only_from, state))
         return changed is not None
 
     def open_next_pending(self, game: str) -> int | None:
@@ -524,6 +528,8 @@ class SqlBlocks:
             .values(state="open")
             .returning(blocks.c.id)
         ).scalar()
+        if opened is not None:
+            self.state_changes.append((int(opened), "pending", "open"))
         return None if opened is None else int(opened)
 
     def has_open(self, game: str) -> bool:
@@ -550,6 +556,43 @@ class SqlBlocks:
             )
         ).scalar_one()
         return int(left)
+
+    def drain_state_changes(self) -> list[tuple[int, BlockState, BlockState]]:
+        """The state changes not yet written to the audit log, which this forgets."""
+        changes, self.state_changes = self.state_changes, []
+        return changes
+
+    def withheld(self, game: str) -> bool:
+        """Whether the operator suspended a block of the game."""
+        return (
+            self.db.execute(
+                select(blocks.c.id)
+                .where(blocks.c.game == game, blocks.c.state == "suspended")
+                .limit(1)
+            ).first()
+            is not None
+        )
+
+    def not_on_sale(self, game: str) -> Exception:
+        states = {
+            state
+            for (state,) in self.db.execute(
+                select(blocks.c.state)
+                .where(
+                    blocks.c.game == game,
+                    blocks.c.state.in_(("suspended", "closed")),
+                    blocks.c.sold < blocks.c.size,
+                )
+                .distinct()
+            )
+        }
+        if "suspended" in states:
+            return NotOnSale(
+                f"{game} is suspended by the operator: no ticket is on sale until it resumes"
+            )
+        if "closed" in states:
+            return NotOnSale(f"{game} is closed by the operator: no ticket is on sale")
+        return SoldOut(f"{game} is sold out: no open block has a ticket left")
 
 
 def _ticket(row: Any) -> Ticket:

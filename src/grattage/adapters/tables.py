@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     Date,
@@ -24,6 +25,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -126,7 +128,9 @@ blocks = Table(
     Column("chunk_units", Integer, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
     CheckConstraint("sold >= 0 AND sold <= size", name="sold_within_size"),
-    CheckConstraint("state IN ('pending', 'open', 'exhausted', 'closed')", name="block_state"),
+    CheckConstraint(
+        "state IN ('pending', 'open', 'suspended', 'exhausted', 'closed')", name="block_state"
+    ),
     Index("blocks_by_game_state", "game", "state", "id"),
 )
 
@@ -186,3 +190,74 @@ idempotency_keys = Table(
     Column("ticket_id", Integer, nullable=True),
     Column("created_at", UtcDateTime, nullable=False),
 )
+
+
+# Operator back-office and responsible gaming (migration 0003).
+
+operators = Table(
+    "operators",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("email", String(254), nullable=False, unique=True),
+    Column("password_hash", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+"""The operator's staff: a role of its own, never a player."""
+
+operator_sessions = Table(
+    "operator_sessions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("operator_id", Integer, ForeignKey("operators.id"), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("last_seen_at", UtcDateTime, nullable=False),
+)
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("created_at", String(32), nullable=False),
+    Column("actor", String(300), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("subject", String(64), nullable=False),
+    Column("details", Text, nullable=False),
+    Column("prev_hash", String(64), nullable=False),
+    Column("hash", String(64), nullable=False),
+)
+"""Append-only: entry ``n`` carries the SHA-256 of entry ``n - 1`` (a hash chain); the code
+inserts entries, never updates or deletes one. ``created_at`` is the ISO text that was hashed."""
+
+audit_head = Table(
+    "audit_head",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("last_id", Integer, nullable=False),
+    Column("last_hash", String(64), nullable=False),
+)
+"""One row: the last entry of the audit log. Appending locks it, so appends form one chain, and
+it lets ``audit verify`` notice entries cut off the end."""
+
+player_limits = Table(
+    "player_limits",
+    metadata,
+    Column("player_id", Integer, ForeignKey("players.id"), primary_key=True),
+    Column("deposit_limit_cents", BigInteger, nullable=True),
+    Column("deposit_pending_cents", BigInteger, nullable=True),
+    Column("deposit_pending_at", UtcDateTime, nullable=True),
+    Column("stake_limit_cents", BigInteger, nullable=True),
+    Column("stake_pending_cents", BigInteger, nullable=True),
+    Column("stake_pending_at", UtcDateTime, nullable=True),
+    Column("week_start", Date, nullable=True),
+    Column("week_deposits_cents", BigInteger, nullable=False, server_default="0"),
+    Column("week_stakes_cents", BigInteger, nullable=False, server_default="0"),
+    Column("excluded_until", UtcDateTime, nullable=True),
+    Column("excluded_forever", Boolean, nullable=False, server_default=false()),
+    Column("reality_checked_at", UtcDateTime, nullable=True),
+)
+"""A player's weekly limits (NULL: the current default of the settings), a raise waiting for
+its cooling-off, this week's counters (checked and raised in the purchase's or the deposit's
+transaction) and a self-exclusion."""
+
+movements_by_player = Index("movements_by_player", movements.c.player_id, movements.c.created_at)

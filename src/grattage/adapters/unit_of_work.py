@@ -10,6 +10,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
+from grattage.adapters.back_office import SqlAuditLog, SqlLimits, SqlOperators, SqlReports
 from grattage.adapters.database import WRITE_OPTION, is_sqlite
 from grattage.adapters.group_commit import GroupCommitter
 from grattage.adapters.repositories import (
@@ -49,6 +50,10 @@ class SqlRepositories:
         self.tickets = SqlTickets(self.connection)
         self.idempotency = SqlIdempotency(self.connection)
         self.audit = SqlAudit(self.connection)
+        self.operators = SqlOperators(self.connection)
+        self.audit_log = SqlAuditLog(self.connection)
+        self.limits = SqlLimits(self.connection)
+        self.reports = SqlReports(self.connection)
 
 
 class SqlUnitOfWork:

@@ -8,6 +8,7 @@ from grattage.adapters.migrations import migrate
 from grattage.adapters.unit_of_work import SqlUnitOfWork
 from grattage.clock import Clock, SystemClock
 from grattage.service.context import Platform, Policy
+from grattage.service.responsible import stake_check_for
 from grattage.settings import Settings
 
 
@@ -21,6 +22,12 @@ def policy_from(settings: Settings) -> Policy:
         demo_deposit_max_cents=settings.demo_deposit_max_cents,
         password_time_cost=settings.password_time_cost,
         password_memory_kib=settings.password_memory_kib,
+        deposit_limit_default_cents=settings.deposit_limit_default_cents,
+        deposit_limit_max_cents=settings.deposit_limit_max_cents,
+        stake_limit_default_cents=settings.stake_limit_default_cents,
+        stake_limit_max_cents=settings.stake_limit_max_cents,
+        limit_cooling_off_seconds=settings.limit_cooling_off_seconds,
+        reality_check_minutes=settings.reality_check_minutes,
     )
 
 
@@ -33,9 +40,11 @@ def build_platform(
     engine = make_engine(settings.database_url, schema=schema)
     if run_migrations:
         migrate(engine)
+    policy = policy_from(settings)
     return Platform(
         uow=SqlUnitOfWork(engine),
         keys=FileKeyStore(settings.key_dir),
         clock=clock or SystemClock(),
-        policy=policy_from(settings),
+        policy=policy,
+        stake_checks=[stake_check_for(policy)],
     )

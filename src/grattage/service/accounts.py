@@ -13,6 +13,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from grattage.errors import AccountLocked, InvalidInput, Unauthorized
+from grattage.service import responsible
 from grattage.service.context import Platform
 from grattage.service.model import HOUSE_DEPOSITS, Leg
 
@@ -73,8 +74,17 @@ def age_on(birth_date: date, today: date) -> int:
     return today.year - birth_date.year - before_birthday
 
 
-def register(platform: Platform, email: str, password: str, birth_date: date) -> int:
-    """A new player with an empty wallet; refuses minors and weak passwords."""
+def register(
+    platform: Platform,
+    email: str,
+    password: str,
+    birth_date: date,
+    *,
+    deposit_limit_cents: int | None = None,
+    stake_limit_cents: int | None = None,
+) -> int:
+    """A new player with an empty wallet and their weekly limits (None: the defaults);
+    refuses minors and weak passwords."""
     address = normalize_email(email)
     if not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH:
         raise InvalidInput(
@@ -85,10 +95,14 @@ def register(platform: Platform, email: str, password: str, birth_date: date) ->
         raise InvalidInput(f"birth_date {birth_date.isoformat()!r} is in the future")
     if age_on(birth_date, now.date()) < ADULT_AGE:
         raise InvalidInput(f"players must be at least {ADULT_AGE} years old")
+    responsible.check_limits_at_sign_up(platform.policy, deposit_limit_cents, stake_limit_cents)
     password_hash = _hasher_of(platform).hash(password)
     with platform.uow.write() as repos:
         player_id = repos.players.add(address, password_hash, birth_date, now)
         repos.ledger.open_player_account(player_id)
+        responsible.new_player(
+            repos, platform.policy, player_id, deposit_limit_cents, stake_limit_cents
+        )
     return player_id
 
 
@@ -117,6 +131,7 @@ def log_in(platform: Platform, email: str, password: str) -> NewSession:
         if failed >= platform.policy.lockout_threshold:
             raise AccountLocked("too many failed log-ins: this account is locked for a while")
         raise Unauthorized(_BAD_CREDENTIALS)
+    responsible.check_log_in(platform, player.id)
     token = secrets.token_urlsafe(32)
     with platform.uow.write() as repos:
         if player.failed_logins or player.locked_until is not None:
@@ -174,6 +189,7 @@ def deposit(platform: Platform, player_id: int, amount_cents: int) -> int:
         raise InvalidInput(f"a demo deposit is 1 to {limit} cents, got {amount_cents!r}")
     now = platform.clock.now()
     with platform.uow.write() as repos:
+        responsible.check_deposit(repos, platform.policy, player_id, amount_cents, now)
         account_id, _ = repos.ledger.player_account(player_id)
         house = repos.ledger.house_account(HOUSE_DEPOSITS)
         balances = repos.ledger.post(

@@ -29,6 +29,12 @@ class Policy:
     """Argon2id cost (argon2-cffi's defaults, RFC 9106's low-memory choice)."""
     inactivity_games: tuple[str, ...] = ("cash",)
     """Games whose regulation reveals an idle ticket after ``inactivity_seconds`` (Cash, 4.3)."""
+    deposit_limit_default_cents: int = 100_000
+    deposit_limit_max_cents: int = 1_000_000
+    stake_limit_default_cents: int = 100_000
+    stake_limit_max_cents: int = 1_000_000
+    limit_cooling_off_seconds: int = 7 * 24 * 3600
+    reality_check_minutes: int = 60
 
 
 StakeCheck = Callable[[Repositories, int, str, int, datetime], None]

@@ -21,8 +21,9 @@ from grattage.blocks.shuffle import secure_generator, shuffled_tiers
 from grattage.errors import Conflict, InvalidInput, NotFound
 from grattage.games import PrizeTable, default_table, find_game, game_names
 from grattage.games.money import format_percent, format_ratio
+from grattage.service.audit_trail import record, record_block_changes
 from grattage.service.context import Platform
-from grattage.service.model import Block
+from grattage.service.model import Block, BlockState
 
 CHUNK_UNITS = 64 * 1024
 """Units per stored chunk: 64 KiB rows keep a 12 000 000-unit block at 184 rows."""
@@ -50,8 +51,11 @@ def create_emission(
     table: PrizeTable | None = None,
     progress: Progress = _no_progress,
     open_blocks: int = 1,
+    actor: str = "system",
 ) -> EmissionCreated:
-    """``blocks`` new blocks of ``game_name``; opens up to ``open_blocks`` if none is open."""
+    """``blocks`` new blocks of ``game_name``; opens up to ``open_blocks`` if none is open.
+
+    ``actor`` (``operator:<email>``, ``cli``…) is who the audit log says did it."""
     if not 1 <= blocks <= 1000:
         raise InvalidInput(f"an emission has 1 to 1000 blocks, got {blocks!r}")
     table = table or default_table(game_name)
@@ -60,6 +64,19 @@ def create_emission(
     now = platform.clock.now()
     with platform.uow.write() as repos:
         emission_id = repos.blocks.add_emission(game.name, table_json, table.digest(), now)
+        record(
+            repos,
+            now,
+            actor,
+            "emission.create",
+            f"emission:{emission_id}",
+            {
+                "game": game.name,
+                "blocks": blocks,
+                "table_title": table.title,
+                "table_digest": table.digest(),
+            },
+        )
     block_ids = []
     for number in range(blocks):
         block_ids.append(
@@ -70,15 +87,17 @@ def create_emission(
                 table=table,
                 number=number,
                 progress=progress,
+                actor=actor,
             )
         )
     opened = []
     with platform.uow.write() as repos:
-        if not repos.blocks.has_open(game.name):
+        if not repos.blocks.has_open(game.name) and not repos.blocks.withheld(game.name):
             for _ in range(open_blocks):
                 block_id = repos.blocks.open_next_pending(game.name)
                 if block_id is not None:
                     opened.append(block_id)
+        record_block_changes(repos, platform.clock.now(), actor)
     return EmissionCreated(emission_id, tuple(block_ids), tuple(opened))
 
 
@@ -90,6 +109,7 @@ def _create_block(
     table: PrizeTable,
     number: int,
     progress: Progress,
+    actor: str = "system",
 ) -> int:
     label = f"block {number + 1}"
     size = table.block_size
@@ -125,6 +145,14 @@ def _create_block(
                 chunk_units=CHUNK_UNITS,
                 now=platform.clock.now(),
             )
+            record(
+                repos,
+                platform.clock.now(),
+                actor,
+                "block.create",
+                f"block:{block_id}",
+                {"emission": emission_id, "game": game, "size": size, "state": "pending"},
+            )
             repos.blocks.add_commitment(
                 block_id, json.dumps(commitment, sort_keys=True), tree.chunk_roots
             )
@@ -143,29 +171,67 @@ def list_blocks(platform: Platform, game: str | None = None) -> list[Block]:
         return repos.blocks.all(game)
 
 
-def close_block(platform: Platform, block_id: int) -> None:
-    """The operator withdraws a block from sale; the next pending one opens if none is left."""
+def close_block(platform: Platform, block_id: int, actor: str = "system") -> None:
+    """The operator withdraws a block from sale for good; the next pending one opens if no
+    block is left on sale (and none is suspended)."""
+    now = platform.clock.now()
     with platform.uow.write() as repos:
         block = repos.blocks.get(block_id)
         if block is None:
             raise NotFound(f"no block {block_id!r}")
-        if not (
-            repos.blocks.set_state(block_id, "closed", only_from="open")
-            or repos.blocks.set_state(block_id, "closed", only_from="pending")
+        if not any(
+            repos.blocks.set_state(block_id, "closed", only_from=state)
+            for state in ("open", "suspended", "pending")
         ):
             raise Conflict(f"block {block_id!r} is {block.state}; it cannot be closed")
-        if not repos.blocks.has_open(block.game):
+        if not repos.blocks.has_open(block.game) and not repos.blocks.withheld(block.game):
             repos.blocks.open_next_pending(block.game)
+        record_block_changes(repos, now, actor)
 
 
-def open_block(platform: Platform, block_id: int) -> None:
+def open_block(platform: Platform, block_id: int, actor: str = "system") -> None:
     """Put a pending block on sale alongside the open ones."""
+    _change_state(platform, block_id, "pending", "open", actor, "only a pending block opens")
+
+
+def suspend_block(platform: Platform, block_id: int, actor: str = "system") -> None:
+    """Stop selling a block until it is resumed (an open or pending block)."""
+    now = platform.clock.now()
     with platform.uow.write() as repos:
         block = repos.blocks.get(block_id)
         if block is None:
             raise NotFound(f"no block {block_id!r}")
-        if not repos.blocks.set_state(block_id, "open", only_from="pending"):
-            raise Conflict(f"block {block_id!r} is {block.state}; only a pending block opens")
+        if not any(
+            repos.blocks.set_state(block_id, "suspended", only_from=state)
+            for state in ("open", "pending")
+        ):
+            raise Conflict(
+                f"block {block_id!r} is {block.state}; only an open or pending block is suspended"
+            )
+        record_block_changes(repos, now, actor)
+
+
+def resume_block(platform: Platform, block_id: int, actor: str = "system") -> None:
+    """Put a suspended block back on sale."""
+    _change_state(platform, block_id, "suspended", "open", actor, "only a suspended block resumes")
+
+
+def _change_state(
+    platform: Platform,
+    block_id: int,
+    before: BlockState,
+    after: BlockState,
+    actor: str,
+    rule: str,
+) -> None:
+    now = platform.clock.now()
+    with platform.uow.write() as repos:
+        block = repos.blocks.get(block_id)
+        if block is None:
+            raise NotFound(f"no block {block_id!r}")
+        if not repos.blocks.set_state(block_id, after, only_from=before):
+            raise Conflict(f"block {block_id!r} is {block.state}; {rule}")
+        record_block_changes(repos, now, actor)
 
 
 def catalogue(platform: Platform) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from typing import Literal
 
 Mode = Literal["play", "auto"]
 FinishedBy = Literal["player", "auto", "inactivity", "abandon"]
-BlockState = Literal["pending", "open", "exhausted", "closed"]
+BlockState = Literal["pending", "open", "suspended", "exhausted", "closed"]
 MovementKind = Literal["deposit", "stake", "prize"]
 
 HOUSE_DEPOSITS = "house:deposits"
@@ -82,3 +82,61 @@ class Leg:
 
     account_id: int
     amount_cents: int
+
+
+@dataclass(frozen=True)
+class Operator:
+    id: int
+    email: str
+    password_hash: str
+
+
+@dataclass(frozen=True)
+class OperatorSessionRow:
+    id: int
+    operator_id: int
+    email: str
+    last_seen_at: datetime
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One link of the audit log's hash chain; ``details`` is canonical JSON text."""
+
+    id: int
+    created_at: str
+    actor: str
+    action: str
+    subject: str
+    details: str
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class LimitsRow:
+    player_id: int
+    deposit_limit_cents: int | None
+    deposit_pending_cents: int | None
+    deposit_pending_at: datetime | None
+    stake_limit_cents: int | None
+    stake_pending_cents: int | None
+    stake_pending_at: datetime | None
+    week_start: date | None
+    week_deposits_cents: int
+    week_stakes_cents: int
+    excluded_until: datetime | None
+    excluded_forever: bool
+    reality_checked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """Sales of one block or one day of one game, from the ledger."""
+
+    key: str
+    game: str
+    units: int
+    stakes_cents: int
+    prizes_cents: int
+    players: int

@@ -24,6 +24,7 @@ from grattage.errors import (
 )
 from grattage.games import Game, find_game
 from grattage.games.money import format_euros
+from grattage.service.audit_trail import record_block_changes
 from grattage.service.context import Platform
 from grattage.service.model import HOUSE_PRIZES, HOUSE_STAKES, FinishedBy, Leg, Mode, Ticket
 from grattage.service.ports import Repositories
@@ -126,6 +127,8 @@ def _sell(
         ) from None
     balance_before = balance_after + stake
     unit = repos.blocks.take_unit(game.name, spread=player_id)
+    if repos.blocks.state_changes:  # this sale exhausted a block, or opened the next one
+        record_block_changes(repos, now, actor="system:sale")
     loaded = platform.loaded_block(repos, unit.block_id)
     sealed = repos.blocks.sealed_tier(loaded.block, unit.position)
     tier = unseal_tiers(loaded.key, sealed, unit.position)[0]

@@ -52,11 +52,12 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    from grattage.entrypoints.cli import engine, fairness, platform
+    from grattage.entrypoints.cli import back_office, engine, fairness, platform
 
     engine.register(cli)
     fairness.register(cli)
     platform.register(cli)
+    back_office.register(cli)
 
 
 _register_commands()

@@ -47,7 +47,9 @@ def _create_with_progress(
         def progress(step: str, done: int, total: int) -> None:
             bar.update(task, description=f"{game} {step}", completed=done, total=total)
 
-        created = create_emission(platform, game, blocks, table=table, progress=progress)
+        created = create_emission(
+            platform, game, blocks, table=table, progress=progress, actor="cli"
+        )
     opened = ", ".join(map(str, created.opened)) or "none (a block was already open)"
     click.echo(
         f"emission {created.emission_id} of {game}: blocks "
@@ -105,7 +107,7 @@ def block_close(block_id: int) -> None:
     from grattage.service.emissions import close_block
 
     try:
-        close_block(_platform(), block_id)
+        close_block(_platform(), block_id, actor="cli")
     except NotFound as error:
         raise InvalidInput(error.message) from None
     click.echo(f"block {block_id} closed")
@@ -118,7 +120,7 @@ def block_open(block_id: int) -> None:
     from grattage.service.emissions import open_block
 
     try:
-        open_block(_platform(), block_id)
+        open_block(_platform(), block_id, actor="cli")
     except NotFound as error:
         raise InvalidInput(error.message) from None
     click.echo(f"block {block_id} open")

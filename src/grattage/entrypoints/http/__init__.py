@@ -15,7 +15,7 @@ from grattage import __version__
 from grattage.clock import Clock
 from grattage.entrypoints.bootstrap import build_platform
 from grattage.entrypoints.disclosures import publish_disclosure_files
-from grattage.entrypoints.http import fairness_routes
+from grattage.entrypoints.http import admin_routes, fairness_routes, responsible_routes
 from grattage.entrypoints.http.errors import install_error_handlers
 from grattage.entrypoints.http.routes import router
 from grattage.entrypoints.http.security import SecurityHeaders
@@ -77,7 +77,13 @@ def create_app(
     install_error_handlers(app)
     app.include_router(router)
     app.include_router(fairness_routes.router)
+    app.include_router(responsible_routes.router)
+    app.include_router(admin_routes.public)
+    app.include_router(admin_routes.router)
     if mount_web:
+        from grattage.entrypoints.web import mount_admin_pages
+
+        mount_admin_pages(app)
         from grattage.entrypoints.web import STATIC_DIR, mount_pages
 
         if STATIC_DIR.is_dir():  # the pages ship separately; the API works without them

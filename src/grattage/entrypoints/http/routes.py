@@ -21,7 +21,7 @@ from grattage.entrypoints.http.schemas import (
     RegisterBody,
     RevealBody,
 )
-from grattage.service import accounts, emissions, tickets
+from grattage.service import accounts, emissions, responsible, tickets
 from grattage.service.accounts import Caller
 from grattage.service.views import iso
 
@@ -49,7 +49,14 @@ def config(request: Request) -> dict[str, int]:
 @router.post("/players", status_code=201, tags=["account"])
 def register(body: RegisterBody, request: Request) -> dict[str, Any]:
     platform = platform_of(request)
-    player_id = accounts.register(platform, body.email, body.password, body.birth_date)
+    player_id = accounts.register(
+        platform,
+        body.email,
+        body.password,
+        body.birth_date,
+        deposit_limit_cents=body.deposit_weekly_cents,
+        stake_limit_cents=body.stake_weekly_cents,
+    )
     return {"id": player_id, "email": accounts.normalize_email(body.email)}
 
 
@@ -83,7 +90,14 @@ def log_out(request: Request) -> Response:
 def me(caller: CallerDep, request: Request) -> dict[str, Any]:
     platform = platform_of(request)
     tickets.settle_due(platform, caller.player_id)
-    return {"email": caller.email, "balance_cents": accounts.balance(platform, caller.player_id)}
+    shown: dict[str, Any] = {
+        "email": caller.email,
+        "balance_cents": accounts.balance(platform, caller.player_id),
+    }
+    check = responsible.reality_check(platform, caller.player_id, caller.session_id)
+    if check is not None:  # only when one is due: time played and net spend
+        shown["reality_check"] = check
+    return shown
 
 
 @router.post("/me/deposits", status_code=201, tags=["account"])
@@ -120,6 +134,9 @@ def buy(
         sign=body.sign,
         idempotency_key=idempotency_key,
     )
+    check = responsible.reality_check(platform_of(request), caller.player_id, caller.session_id)
+    if check is not None:  # only when one is due, so the Ticket keeps its shape otherwise
+        ticket = {**ticket, "reality_check": check}
     return JSONResponse(ticket, status_code=200 if replayed else 201)
 
 

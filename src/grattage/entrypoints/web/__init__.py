@@ -28,3 +28,12 @@ def mount_pages(app: FastAPI) -> None:
     for name in PAGES:
         _page_route(app, name)
     app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="pages")
+
+
+ADMIN_DIR = STATIC_DIR / "admin"
+
+
+def mount_admin_pages(app: FastAPI) -> None:
+    """Serve the operator's pages at ``/admin`` (before ``/``, which would shadow them)."""
+    if ADMIN_DIR.is_dir():
+        app.mount("/admin", StaticFiles(directory=ADMIN_DIR, html=True), name="admin")

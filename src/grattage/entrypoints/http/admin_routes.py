@@ -1,0 +1,169 @@
+"""The operator's API under ``/api/admin`` (see docs/back-office.md); each route calls the
+service, and every route but the log-in needs an operator."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from grattage.entrypoints.http.admin_auth import ADMIN_COOKIE, admin_token, current_operator
+from grattage.entrypoints.http.auth import platform_of, require_csrf
+from grattage.entrypoints.http.schemas import EmissionBody, LoginBody
+from grattage.games import find_game, load_table
+from grattage.service import audit_trail, back_office, charts, emissions, operators
+from grattage.service.operators import OperatorCaller
+from grattage.service.views import iso
+
+public = APIRouter(prefix="/api/admin", tags=["back-office"])
+router = APIRouter(prefix="/api/admin", tags=["back-office"])
+
+OperatorDep = Annotated[OperatorCaller, Depends(current_operator)]
+BlockId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+Format = Annotated[str, Query(pattern="^(csv|json)$")]
+Day = Annotated[str | None, Query(max_length=10)]
+
+
+@public.post("/sessions")
+def log_in(body: LoginBody, request: Request, response: Response) -> dict[str, Any]:
+    session = operators.log_in(platform_of(request), body.email, body.password)
+    response.set_cookie(
+        ADMIN_COOKIE,
+        session.token,
+        httponly=True,
+        samesite="strict",
+        secure=request.app.state.settings.secure_cookies,
+        path="/",
+    )
+    return {"token": session.token, "expires_at": iso(session.expires_at)}
+
+
+@router.delete("/sessions", status_code=204)
+def log_out(operator: OperatorDep, request: Request) -> Response:
+    token, from_cookie = admin_token(request)
+    require_csrf(request, from_cookie)
+    operators.log_out(platform_of(request), token)
+    response = Response(status_code=204)
+    response.delete_cookie(ADMIN_COOKIE, path="/", httponly=True, samesite="strict")
+    return response
+
+
+@router.get("/me")
+def me(operator: OperatorDep) -> dict[str, Any]:
+    return {"email": operator.email, "role": "operator"}
+
+
+@router.post("/emissions", status_code=201)
+def create_emission(body: EmissionBody, operator: OperatorDep, request: Request) -> dict[str, Any]:
+    find_game(body.game)
+    table = None
+    if body.prize_table is not None:
+        table = load_table(body.game, body.prize_table, body.prize_table_name or "prize table")
+    created = emissions.create_emission(
+        platform_of(request), body.game, body.blocks, table=table, actor=operator.actor
+    )
+    return {
+        "emission_id": created.emission_id,
+        "blocks": list(created.block_ids),
+        "opened": list(created.opened),
+    }
+
+
+@router.get("/blocks")
+def blocks(
+    operator: OperatorDep,
+    request: Request,
+    game: Annotated[str | None, Query(max_length=32)] = None,
+) -> dict[str, Any]:
+    return {"blocks": back_office.blocks(platform_of(request), game)}
+
+
+@router.get("/blocks/{block_id}")
+def block(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
+    return back_office.block(platform_of(request), block_id)
+
+
+def _change(request: Request, block_id: int, operator: OperatorCaller, action: str) -> Any:
+    change = {
+        "suspend": emissions.suspend_block,
+        "resume": emissions.resume_block,
+        "close": emissions.close_block,
+        "open": emissions.open_block,
+    }[action]
+    change(platform_of(request), block_id, actor=operator.actor)
+    return back_office.block(platform_of(request), block_id)
+
+
+@router.post("/blocks/{block_id}/suspend")
+def suspend(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
+    return _change(request, block_id, operator, "suspend")  # type: ignore[no-any-return]
+
+
+@router.post("/blocks/{block_id}/resume")
+def resume(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
+    return _change(request, block_id, operator, "resume")  # type: ignore[no-any-return]
+
+
+@router.post("/blocks/{block_id}/close")
+def close(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
+    return _change(request, block_id, operator, "close")  # type: ignore[no-any-return]
+
+
+@router.post("/blocks/{block_id}/open")
+def open_(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
+    return _change(request, block_id, operator, "open")  # type: ignore[no-any-return]
+
+
+@router.get("/blocks/{block_id}/charts/{chart}.{fmt}")
+def chart(
+    block_id: BlockId,
+    chart: Annotated[str, Path(pattern="^(payout|tiers)$")],
+    fmt: Annotated[str, Path(pattern="^(png|svg)$")],
+    operator: OperatorDep,
+    request: Request,
+) -> Response:
+    draw = charts.payout_chart if chart == "payout" else charts.tiers_chart
+    image = draw(platform_of(request), block_id, fmt)
+    return Response(image, media_type=charts.FORMATS[fmt], headers={"Cache-Control": "no-store"})
+
+
+@router.get("/reports/{kind}")
+def report(
+    kind: Annotated[str, Path(pattern="^(blocks|days)$")],
+    operator: OperatorDep,
+    request: Request,
+    format: Format = "json",
+    from_: Annotated[str | None, Query(alias="from", max_length=10)] = None,
+    to: Day = None,
+) -> Response:
+    since = back_office.parse_day(from_, "from")
+    until = back_office.parse_day(to, "to")
+    rows = back_office.report(platform_of(request), kind, since, until)  # type: ignore[arg-type]
+    if format == "csv":
+        return PlainTextResponse(
+            back_office.to_csv(kind, rows),  # type: ignore[arg-type]
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="grattage-{kind}.csv"'},
+        )
+    return JSONResponse({"report": kind, "rows": rows})
+
+
+@router.get("/audit")
+def audit(
+    operator: OperatorDep,
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    return {"entries": audit_trail.latest(platform_of(request), limit)}
+
+
+@router.get("/audit/verify")
+def audit_verify(operator: OperatorDep, request: Request) -> dict[str, Any]:
+    result = audit_trail.verify(platform_of(request))
+    return {
+        "clean": result.clean,
+        "entries": result.entries,
+        "first_bad": result.first_bad,
+        "problem": result.problem,
+    }

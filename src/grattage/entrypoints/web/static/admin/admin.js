@@ -1,0 +1,265 @@
+// The operator's back-office: plain DOM, the JSON API under /api/admin, the HttpOnly
+// grattage_admin cookie (writes carry X-Grattage-CSRF: 1). Text goes in with textContent only.
+
+const $ = (id) => document.getElementById(id);
+const NBSP = "\u202f";
+
+function euros(cents) {
+  // Integer cents to "1 234,50 €" without fractional arithmetic.
+  const sign = cents < 0 ? "-" : "";
+  const abs = Math.abs(cents);
+  const whole = String(Math.trunc(abs / 100)).replace(/\B(?=(\d{3})+(?!\d))/g, NBSP);
+  const rest = abs % 100;
+  return `${sign}${whole}${rest ? "," + String(rest).padStart(2, "0") : ""} €`;
+}
+
+function flash(text, kind = "ok") {
+  const box = $("flash");
+  box.textContent = text;
+  box.className = kind;
+}
+
+async function api(method, path, body) {
+  const options = { method, credentials: "same-origin", headers: { "X-Grattage-CSRF": "1" } };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    if (response.status === 401) showLogin();
+    const error = new Error(data.message || `HTTP ${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function cell(text, className) {
+  const td = document.createElement("td");
+  if (text instanceof Node) td.append(text);
+  else td.textContent = text ?? "—";
+  if (className) td.className = className;
+  return td;
+}
+
+function stateBadge(state) {
+  const span = document.createElement("span");
+  span.className = `state ${state}`;
+  span.textContent = state;
+  return span;
+}
+
+function button(label, onClick, className = "") {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  b.className = className;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function showLogin() {
+  $("login").hidden = false;
+  $("office").hidden = true;
+  $("who").hidden = true;
+}
+
+async function showOffice() {
+  const me = await api("GET", "/api/admin/me");
+  $("who-email").textContent = me.email;
+  $("who").hidden = false;
+  $("login").hidden = true;
+  $("office").hidden = false;
+  await Promise.all([loadBlocks(), loadReport(), loadAudit()]);
+}
+
+async function loadBlocks() {
+  const game = $("blocks-game").value;
+  const data = await api("GET", `/api/admin/blocks${game ? "?game=" + encodeURIComponent(game) : ""}`);
+  const rows = data.blocks.map((b) => {
+    const tr = document.createElement("tr");
+    tr.append(
+      cell(`#${b.id}`),
+      cell(b.game, "text"),
+      cell(stateBadge(b.state), "text"),
+      cell(`${b.units_sold} / ${b.size}`),
+      cell(String(b.units_remaining)),
+      cell(euros(b.stakes_cents)),
+      cell(euros(b.prizes_paid_cents)),
+      cell(euros(b.ggr_cents)),
+      cell(b.payout_so_far_percent ? `${b.payout_so_far_percent} %` : "—"),
+      cell(`${b.table_payout_percent} %`),
+      cell(button("Details", () => showBlock(b.id), "secondary")),
+    );
+    return tr;
+  });
+  $("blocks-rows").replaceChildren(...rows);
+}
+
+async function change(blockId, action) {
+  if (action === "close" && !confirm(`Close block ${blockId} for good? A closed block never reopens.`)) return;
+  try {
+    await api("POST", `/api/admin/blocks/${blockId}/${action}`);
+    flash(`Block ${blockId}: ${action} done.`);
+  } catch (error) {
+    flash(error.message, "error");
+  }
+  await Promise.all([loadBlocks(), showBlock(blockId), loadAudit()]);
+}
+
+async function showBlock(blockId) {
+  const b = await api("GET", `/api/admin/blocks/${blockId}`);
+  $("block").hidden = false;
+  $("block-title").textContent = `Block #${b.id} — ${b.game} (${b.table_title})`;
+  $("block-summary").replaceChildren(
+    stateBadge(b.state),
+    document.createTextNode(
+      ` ${b.units_sold} of ${b.size} sold, ${b.players} players; stakes ${euros(b.stakes_cents)}, ` +
+        `prizes paid ${euros(b.prizes_paid_cents)}, GGR ${euros(b.ggr_cents)}; payout so far ` +
+        `${b.payout_so_far_percent ?? "—"} % against ${b.table_payout_percent} % in the table.`,
+    ),
+  );
+  const actions = [];
+  if (b.state === "open" || b.state === "pending") actions.push(button("Suspend", () => change(b.id, "suspend")));
+  if (b.state === "pending") actions.push(button("Open", () => change(b.id, "open")));
+  if (b.state === "suspended") actions.push(button("Resume", () => change(b.id, "resume")));
+  if (["open", "pending", "suspended"].includes(b.state)) actions.push(button("Close", () => change(b.id, "close"), "danger"));
+  $("block-actions").replaceChildren(...actions);
+  const stamp = Date.now();
+  $("chart-payout").src = `/api/admin/blocks/${b.id}/charts/payout.svg?t=${stamp}`;
+  $("chart-tiers").src = `/api/admin/blocks/${b.id}/charts/tiers.svg?t=${stamp}`;
+  $("tier-rows").replaceChildren(
+    ...b.tiers.map((t) => {
+      const tr = document.createElement("tr");
+      tr.append(
+        cell(String(t.tier)),
+        cell(euros(t.prize_cents)),
+        cell(String(t.table_count)),
+        cell(t.expected_so_far),
+        cell(String(t.paid_count)),
+        cell(euros(t.paid_cents)),
+      );
+      return tr;
+    }),
+  );
+  $("block").scrollIntoView({ behavior: "smooth" });
+}
+
+function reportQuery(format) {
+  const form = $("report-form");
+  const params = new URLSearchParams({ format });
+  if (form.from.value) params.set("from", form.from.value);
+  if (form.to.value) params.set("to", form.to.value);
+  return `/api/admin/reports/${form.kind.value}?${params}`;
+}
+
+async function loadReport() {
+  $("report-csv").href = reportQuery("csv");
+  $("report-json").href = reportQuery("json");
+  const kind = $("report-form").kind.value;
+  const data = await api("GET", reportQuery("json"));
+  const columns =
+    kind === "blocks"
+      ? ["block_id", "game", "state", "units_sold", "stakes_cents", "prizes_cents", "ggr_cents", "players"]
+      : ["day", "game", "units_sold", "stakes_cents", "prizes_cents", "ggr_cents", "players"];
+  const head = document.createElement("tr");
+  for (const name of columns) {
+    const th = document.createElement("th");
+    th.textContent = name.replace("_cents", "").replace("_", " ");
+    head.append(th);
+  }
+  $("report-head").replaceChildren(head);
+  $("report-rows").replaceChildren(
+    ...data.rows.map((row) => {
+      const tr = document.createElement("tr");
+      for (const name of columns) {
+        const value = row[name];
+        tr.append(cell(name.endsWith("_cents") ? euros(value) : String(value ?? "—"), typeof value === "string" ? "text" : ""));
+      }
+      return tr;
+    }),
+  );
+}
+
+async function loadAudit() {
+  const data = await api("GET", "/api/admin/audit?limit=50");
+  $("audit-rows").replaceChildren(
+    ...data.entries.map((e) => {
+      const tr = document.createElement("tr");
+      tr.append(
+        cell(String(e.id)),
+        cell(e.created_at, "text"),
+        cell(e.actor, "text"),
+        cell(e.action, "text"),
+        cell(e.subject, "text"),
+        cell(JSON.stringify(e.details), "text"),
+      );
+      return tr;
+    }),
+  );
+}
+
+$("login-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  try {
+    await api("POST", "/api/admin/sessions", { email: form.email.value, password: form.password.value });
+    form.password.value = "";
+    flash("");
+    await showOffice();
+  } catch (error) {
+    flash(error.message, "error");
+  }
+});
+
+$("log-out").addEventListener("click", async () => {
+  await api("DELETE", "/api/admin/sessions").catch(() => null);
+  showLogin();
+});
+
+$("blocks-game").addEventListener("change", loadBlocks);
+
+$("emission-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const body = { game: form.game.value, blocks: Number.parseInt(form.blocks.value, 10) };
+  const file = form.table.files[0];
+  if (file) {
+    body.prize_table = await file.text();
+    body.prize_table_name = file.name;
+  }
+  const submit = form.querySelector("button");
+  submit.disabled = true;
+  flash("Generating and sealing the blocks…");
+  try {
+    const created = await api("POST", "/api/admin/emissions", body);
+    flash(`Emission ${created.emission_id}: blocks ${created.blocks.join(", ")} created.`);
+    await Promise.all([loadBlocks(), loadAudit()]);
+  } catch (error) {
+    flash(error.message, "error");
+  } finally {
+    submit.disabled = false;
+  }
+});
+
+$("report-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await loadReport();
+  } catch (error) {
+    flash(error.message, "error");
+  }
+});
+
+$("audit-verify").addEventListener("click", async () => {
+  const result = await api("GET", "/api/admin/audit/verify");
+  $("audit-result").textContent = result.clean
+    ? `Chain intact: ${result.entries} entries.`
+    : `Entry ${result.first_bad} is bad: ${result.problem}`;
+  $("audit-result").className = result.clean ? "ok" : "error";
+});
+
+showOffice().catch(showLogin);

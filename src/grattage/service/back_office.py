@@ -1,0 +1,176 @@
+"""What the operator sees of blocks and sales: block views and reports, from the ledger.
+
+Every figure comes from the ledger's movements (stakes and prizes on the players' accounts) and
+the sold tickets: nothing here reads a block's sealed tiers, so no view shows the prize of an
+unsold unit. Money is integer cents; ratios are exact fractions, rounded only for display.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import UTC, date, datetime, time, timedelta
+from fractions import Fraction
+from typing import Any, Literal
+
+from grattage.errors import InvalidInput, NotFound
+from grattage.games.money import format_percent, format_ratio
+from grattage.service.context import Platform
+from grattage.service.model import Block, ReportRow
+from grattage.service.ports import Repositories
+
+ReportKind = Literal["blocks", "days"]
+BLOCK_COLUMNS = (
+    "block_id",
+    "game",
+    "state",
+    "units_sold",
+    "stakes_cents",
+    "prizes_cents",
+    "ggr_cents",
+    "players",
+)
+DAY_COLUMNS = ("day", "game", "units_sold", "stakes_cents", "prizes_cents", "ggr_cents", "players")
+
+
+def _percent(value: Fraction | None) -> str | None:
+    return None if value is None else format_percent(value)
+
+
+def _summary(platform: Platform, block: Block, sales: ReportRow | None) -> dict[str, Any]:
+    game = platform.game_for_table(block.table_json)
+    table = game.table
+    stakes = sales.stakes_cents if sales else 0
+    prizes = sales.prizes_cents if sales else 0
+    return {
+        "id": block.id,
+        "emission_id": block.emission_id,
+        "game": block.game,
+        "state": block.state,
+        "size": block.size,
+        "units_sold": block.sold,
+        "units_remaining": block.size - block.sold,
+        "stakes_cents": stakes,
+        "prizes_paid_cents": prizes,
+        "ggr_cents": stakes - prizes,
+        "players": sales.players if sales else 0,
+        "payout_so_far_percent": _percent(Fraction(prizes, stakes) if stakes else None),
+        "table_payout_percent": format_percent(table.payout(game.price_cents)),
+        "table_title": table.title,
+    }
+
+
+def _sales_by_block(repos: Repositories) -> dict[int, ReportRow]:
+    return {int(row.key): row for row in repos.reports.by_block(None, None)}
+
+
+def blocks(platform: Platform, game: str | None = None) -> list[dict[str, Any]]:
+    with platform.uow.read() as repos:
+        found = repos.blocks.all(game)
+        sales = _sales_by_block(repos)
+    return [_summary(platform, block, sales.get(block.id)) for block in found]
+
+
+def block(platform: Platform, block_id: int) -> dict[str, Any]:
+    """One block with its prizes paid tier by tier against its table."""
+    with platform.uow.read() as repos:
+        found = repos.blocks.get(block_id)
+        if found is None:
+            raise NotFound(f"no block {block_id!r}")
+        sales = _sales_by_block(repos).get(block_id)
+        paid = repos.reports.prizes_paid(block_id)
+    view = _summary(platform, found, sales)
+    table = platform.game_for_table(found.table_json).table
+    view["tiers"] = [
+        {
+            "tier": tier.index,
+            "prize_cents": tier.prize_cents,
+            "table_count": tier.count,
+            "expected_so_far": format_ratio(Fraction(tier.count * found.sold, found.size)),
+            "paid_count": paid.get(tier.prize_cents, (0, 0))[0],
+            "paid_cents": paid.get(tier.prize_cents, (0, 0))[1],
+        }
+        for tier in table.tiers
+    ]
+    return view
+
+
+def payout_progress(platform: Platform, block_id: int, points: int = 200) -> dict[str, Any]:
+    """Cumulative payout (prizes paid / stakes) as the block's units sell, in sale order."""
+    with platform.uow.read() as repos:
+        found = repos.blocks.get(block_id)
+        if found is None:
+            raise NotFound(f"no block {block_id!r}")
+        bucket = max(1, -(-found.size // points))
+        rows = repos.reports.progress(block_id, bucket)
+    game = platform.game_for_table(found.table_json)
+    series: list[tuple[int, Fraction]] = []
+    stakes = prizes = 0
+    for slot, slot_stakes, slot_prizes in rows:
+        stakes += slot_stakes
+        prizes += slot_prizes
+        if stakes:
+            series.append((min((slot + 1) * bucket, found.sold), Fraction(prizes, stakes)))
+    return {
+        "block": found,
+        "series": series,
+        "table_payout": game.table.payout(game.price_cents),
+    }
+
+
+def parse_day(text: str | None, name: str) -> date | None:
+    if text is None or text == "":
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(f"{name} is a date YYYY-MM-DD, got {text!r}") from None
+
+
+def _window(since: date | None, until: date | None) -> tuple[datetime | None, datetime | None]:
+    if since is not None and until is not None and since > until:
+        raise InvalidInput(f"the period starts ({since}) after it ends ({until})")
+    start = None if since is None else datetime.combine(since, time(), UTC)
+    end = None if until is None else datetime.combine(until + timedelta(days=1), time(), UTC)
+    return start, end
+
+
+def report(
+    platform: Platform, kind: ReportKind, since: date | None = None, until: date | None = None
+) -> list[dict[str, Any]]:
+    """Sales per block or per day (UTC) and game: units, stakes, prizes, GGR, players."""
+    start, end = _window(since, until)
+    with platform.uow.read() as repos:
+        if kind == "blocks":
+            rows = repos.reports.by_block(start, end)
+            known = {block.id: block for block in repos.blocks.all()}
+        elif kind == "days":
+            rows = repos.reports.by_day(start, end)
+        else:
+            raise InvalidInput(f"a report is 'blocks' or 'days', got {kind!r}")
+    out = []
+    for row in rows:
+        figures = {
+            "game": row.game,
+            "units_sold": row.units,
+            "stakes_cents": row.stakes_cents,
+            "prizes_cents": row.prizes_cents,
+            "ggr_cents": row.stakes_cents - row.prizes_cents,
+            "players": row.players,
+        }
+        if kind == "blocks":
+            state = known[int(row.key)].state if int(row.key) in known else None
+            out.append({"block_id": int(row.key), "state": state, **figures})
+        else:
+            out.append({"day": str(row.key)[:10], **figures})
+    return out
+
+
+def to_csv(kind: ReportKind, rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(
+        buffer, fieldnames=BLOCK_COLUMNS if kind == "blocks" else DAY_COLUMNS, lineterminator="\n"
+    )
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()

@@ -1,0 +1,96 @@
+"""Operators: the staff who run emissions and blocks, a role apart from players.
+
+They have their own table, sessions and cookie; a player's credentials never authenticate
+one. Creating an operator and logging in are written to the audit log.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from grattage.errors import InvalidInput, Unauthorized
+from grattage.service.accounts import (
+    MAX_PASSWORD_LENGTH,
+    MIN_PASSWORD_LENGTH,
+    NewSession,
+    _hasher_of,
+    _verify,
+    normalize_email,
+    token_hash,
+)
+from grattage.service.audit_trail import record
+from grattage.service.context import Platform
+
+_BAD_CREDENTIALS = "wrong operator e-mail address or password"
+_TOUCH_EVERY = timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class OperatorCaller:
+    operator_id: int
+    email: str
+
+    @property
+    def actor(self) -> str:
+        """How the audit log names this operator."""
+        return f"operator:{self.email}"
+
+
+def create(platform: Platform, email: str, password: str, actor: str = "cli") -> int:
+    address = normalize_email(email)
+    if not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH:
+        raise InvalidInput(
+            f"a password has {MIN_PASSWORD_LENGTH} to {MAX_PASSWORD_LENGTH} characters"
+        )
+    password_hash = _hasher_of(platform).hash(password)
+    now = platform.clock.now()
+    with platform.uow.write() as repos:
+        operator_id = repos.operators.add(address, password_hash, now)
+        record(repos, now, actor, "operator.create", f"operator:{operator_id}", {"email": address})
+    return operator_id
+
+
+def log_in(platform: Platform, email: str, password: str) -> NewSession:
+    try:
+        address = normalize_email(email)
+    except InvalidInput:
+        raise Unauthorized(_BAD_CREDENTIALS) from None
+    with platform.uow.read() as repos:
+        operator = repos.operators.by_email(address)
+    if operator is None or not _verify(platform, operator.password_hash, password):
+        raise Unauthorized(_BAD_CREDENTIALS)
+    token = secrets.token_urlsafe(32)
+    now = platform.clock.now()
+    with platform.uow.write() as repos:
+        repos.operators.add_session(token_hash(token), operator.id, now)
+        record(
+            repos, now, f"operator:{operator.email}", "operator.log_in", f"operator:{operator.id}"
+        )
+    return NewSession(token, now + timedelta(seconds=platform.policy.session_idle_seconds))
+
+
+def authenticate(platform: Platform, token: str) -> OperatorCaller | None:
+    """The operator behind a token, or None (not an operator's live session)."""
+    if not token:
+        return None
+    digest = token_hash(token)
+    now = platform.clock.now()
+    with platform.uow.read() as repos:
+        session = repos.operators.find_session(digest)
+    if session is None:
+        return None
+    if now - session.last_seen_at > timedelta(seconds=platform.policy.session_idle_seconds):
+        with platform.uow.write() as repos:
+            repos.operators.delete_session(digest)
+        return None
+    if now - session.last_seen_at > _TOUCH_EVERY:
+        with platform.uow.write() as repos:
+            repos.operators.touch_session(session.id, now)
+    return OperatorCaller(session.operator_id, session.email)
+
+
+def log_out(platform: Platform, token: str) -> None:
+    with platform.uow.write() as repos:
+        repos.operators.delete_session(token_hash(token))

@@ -1,0 +1,347 @@
+"""Responsible gaming: weekly deposit and stake limits, self-exclusion, reality checks.
+
+Limits run over calendar weeks (Monday 00:00 UTC to the next Monday). Each purchase and each
+deposit locks the player's row of ``player_limits`` (after their account row), checks this
+week's counter against the limit in force and raises the counter, all in the transaction that
+moves the money: two concurrent requests cannot both pass a limit, and a refused or failed
+purchase leaves the counter as it was. Lowering a limit applies at once; raising one only
+after the cooling-off period (a pending raise with its effective time). A self-exclusion
+blocks purchases, deposits and log-ins at once and cannot be shortened.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
+
+from grattage.errors import InvalidInput, LimitReached, SelfExcluded
+from grattage.games.money import format_euros
+from grattage.service.context import Platform, Policy, StakeCheck
+from grattage.service.model import LimitsRow
+from grattage.service.ports import Repositories
+from grattage.service.views import iso
+
+LimitKind = Literal["deposit", "stake"]
+EXCLUSION_PERIODS: dict[str, int | None] = {"7d": 7, "30d": 30, "6m": 183, "permanent": None}
+"""Self-exclusion periods in days (six months counted as 183 days); None: for good."""
+HISTORY_DAYS = 92
+"""How far back a player's activity goes by default: at least three months."""
+
+
+def week_of(moment: datetime) -> date:
+    day = moment.date()
+    return day - timedelta(days=day.weekday())
+
+
+@dataclass(frozen=True)
+class Limit:
+    kind: LimitKind
+    in_force_cents: int
+    pending_cents: int | None
+    pending_at: datetime | None
+
+
+def _limit(row: LimitsRow | None, kind: LimitKind, policy: Policy, now: datetime) -> Limit:
+    default = (
+        policy.deposit_limit_default_cents
+        if kind == "deposit"
+        else policy.stake_limit_default_cents
+    )
+    if row is None:
+        return Limit(kind, default, None, None)
+    current = getattr(row, f"{kind}_limit_cents")
+    pending = getattr(row, f"{kind}_pending_cents")
+    pending_at = getattr(row, f"{kind}_pending_at")
+    in_force = default if current is None else int(current)
+    if pending is not None and pending_at is not None and pending_at <= now:
+        return Limit(kind, int(pending), None, None)
+    return Limit(kind, in_force, pending, pending_at)
+
+
+def _maximum(policy: Policy, kind: LimitKind) -> int:
+    return policy.deposit_limit_max_cents if kind == "deposit" else policy.stake_limit_max_cents
+
+
+def _check_value(policy: Policy, kind: LimitKind, cents: int) -> int:
+    maximum = _maximum(policy, kind)
+    if not isinstance(cents, int) or not 1 <= cents <= maximum:
+        raise InvalidInput(
+            f"a weekly {kind} limit is 1 to {maximum} cents ({format_euros(maximum)}), "
+            f"got {cents!r}"
+        )
+    return cents
+
+
+def excluded_until(row: LimitsRow | None, now: datetime) -> datetime | Literal["forever"] | None:
+    if row is None:
+        return None
+    if row.excluded_forever:
+        return "forever"
+    if row.excluded_until is not None and row.excluded_until > now:
+        return row.excluded_until
+    return None
+
+
+def refuse_if_excluded(row: LimitsRow | None, now: datetime) -> None:
+    until = excluded_until(row, now)
+    if until == "forever":
+        raise SelfExcluded("you excluded yourself from play permanently")
+    if isinstance(until, datetime):
+        raise SelfExcluded(f"you excluded yourself from play until {iso(until)}")
+
+
+def _spend(row: LimitsRow, now: datetime) -> tuple[date, int, int]:
+    """(this week, deposits so far this week, stakes so far this week)."""
+    week = week_of(now)
+    if row.week_start != week:
+        return week, 0, 0
+    return week, row.week_deposits_cents, row.week_stakes_cents
+
+
+def new_player(
+    repos: Repositories,
+    policy: Policy,
+    player_id: int,
+    deposit_limit_cents: int | None,
+    stake_limit_cents: int | None,
+) -> None:
+    """Store the limits a player chose at sign-up (None: the default)."""
+    repos.limits.create(
+        player_id,
+        None
+        if deposit_limit_cents is None
+        else _check_value(policy, "deposit", deposit_limit_cents),
+        None if stake_limit_cents is None else _check_value(policy, "stake", stake_limit_cents),
+    )
+
+
+def check_limits_at_sign_up(
+    policy: Policy, deposit_limit_cents: int | None, stake_limit_cents: int | None
+) -> None:
+    if deposit_limit_cents is not None:
+        _check_value(policy, "deposit", deposit_limit_cents)
+    if stake_limit_cents is not None:
+        _check_value(policy, "stake", stake_limit_cents)
+
+
+def check_stake(
+    repos: Repositories,
+    policy: Policy,
+    player_id: int,
+    game: str,
+    stake_cents: int,
+    now: datetime,
+) -> None:
+    """The purchase's check, in its transaction: exclusion, then the weekly stake limit."""
+    row = repos.limits.lock(player_id)
+    refuse_if_excluded(row, now)
+    limit = _limit(row, "stake", policy, now)
+    week, deposits, stakes = _spend(row, now)
+    if stakes + stake_cents > limit.in_force_cents:
+        raise LimitReached(
+            f"this {format_euros(stake_cents)} {game} ticket would pass your weekly stake limit "
+            f"of {format_euros(limit.in_force_cents)} ({format_euros(stakes)} staked this week)"
+        )
+    repos.limits.set_counters(player_id, week, deposits, stakes + stake_cents)
+
+
+def stake_check_for(policy: Policy) -> StakeCheck:
+    """The platform's :data:`StakeCheck`, bound to its policy (defaults of its settings)."""
+
+    def check(
+        repos: Repositories, player_id: int, game: str, stake_cents: int, now: datetime
+    ) -> None:
+        check_stake(repos, policy, player_id, game, stake_cents, now)
+
+    return check
+
+
+def check_deposit(
+    repos: Repositories, policy: Policy, player_id: int, amount_cents: int, now: datetime
+) -> None:
+    """The deposit's check, in its transaction: exclusion, then the weekly deposit limit."""
+    row = repos.limits.lock(player_id)
+    refuse_if_excluded(row, now)
+    limit = _limit(row, "deposit", policy, now)
+    week, deposits, stakes = _spend(row, now)
+    if deposits + amount_cents > limit.in_force_cents:
+        raise LimitReached(
+            f"this deposit of {format_euros(amount_cents)} would pass your weekly deposit limit "
+            f"of {format_euros(limit.in_force_cents)} ({format_euros(deposits)} deposited "
+            "this week)"
+        )
+    repos.limits.set_counters(player_id, week, deposits + amount_cents, stakes)
+
+
+def check_log_in(platform: Platform, player_id: int) -> None:
+    with platform.uow.read() as repos:
+        row = repos.limits.get(player_id)
+    refuse_if_excluded(row, platform.clock.now())
+
+
+def _limit_view(row: LimitsRow | None, kind: LimitKind, policy: Policy, now: datetime) -> Any:
+    limit = _limit(row, kind, policy, now)
+    spent = 0
+    if row is not None:
+        _week, deposits, stakes = _spend(row, now)
+        spent = deposits if kind == "deposit" else stakes
+    return {
+        "weekly_limit_cents": limit.in_force_cents,
+        "spent_this_week_cents": spent,
+        "remaining_cents": max(0, limit.in_force_cents - spent),
+        "max_cents": _maximum(policy, kind),
+        "pending": None
+        if limit.pending_cents is None
+        else {"weekly_limit_cents": limit.pending_cents, "effective_at": iso(limit.pending_at)},
+    }
+
+
+def _exclusion_view(row: LimitsRow | None, now: datetime) -> dict[str, Any]:
+    until = excluded_until(row, now)
+    return {
+        "excluded": until is not None,
+        "permanent": until == "forever",
+        "until": iso(until) if isinstance(until, datetime) else None,
+    }
+
+
+def limits(platform: Platform, player_id: int) -> dict[str, Any]:
+    now = platform.clock.now()
+    policy = platform.policy
+    with platform.uow.read() as repos:
+        row = repos.limits.get(player_id)
+    return {
+        "week_start": week_of(now).isoformat(),
+        "deposit": _limit_view(row, "deposit", policy, now),
+        "stake": _limit_view(row, "stake", policy, now),
+        "cooling_off_seconds": policy.limit_cooling_off_seconds,
+        "exclusion": _exclusion_view(row, now),
+    }
+
+
+def set_limits(
+    platform: Platform,
+    player_id: int,
+    *,
+    deposit_cents: int | None = None,
+    stake_cents: int | None = None,
+) -> dict[str, Any]:
+    """Lower a limit at once, or ask for a raise that comes into force after the cooling-off."""
+    policy = platform.policy
+    wanted: dict[LimitKind, int] = {}
+    if deposit_cents is not None:
+        wanted["deposit"] = _check_value(policy, "deposit", deposit_cents)
+    if stake_cents is not None:
+        wanted["stake"] = _check_value(policy, "stake", stake_cents)
+    if not wanted:
+        raise InvalidInput("give deposit_weekly_cents, stake_weekly_cents or both")
+    now = platform.clock.now()
+    with platform.uow.write() as repos:
+        row = repos.limits.lock(player_id)
+        values: dict[str, Any] = {}
+        for kind, cents in wanted.items():
+            current = _limit(row, kind, policy, now)
+            if cents <= current.in_force_cents:
+                values |= {f"{kind}_limit_cents": cents, f"{kind}_pending_cents": None}
+                values[f"{kind}_pending_at"] = None
+            else:
+                effective = now + timedelta(seconds=policy.limit_cooling_off_seconds)
+                values |= {
+                    f"{kind}_limit_cents": current.in_force_cents,
+                    f"{kind}_pending_cents": cents,
+                    f"{kind}_pending_at": effective,
+                }
+        repos.limits.update(player_id, **values)
+    return limits(platform, player_id)
+
+
+def exclude(platform: Platform, player_id: int, period: str) -> dict[str, Any]:
+    """Self-exclusion from now; a shorter one never cuts short one in force."""
+    if period not in EXCLUSION_PERIODS:
+        raise InvalidInput(f"a self-exclusion lasts {', '.join(EXCLUSION_PERIODS)}, got {period!r}")
+    now = platform.clock.now()
+    days = EXCLUSION_PERIODS[period]
+    with platform.uow.write() as repos:
+        row = repos.limits.lock(player_id)
+        if days is None:
+            repos.limits.update(player_id, excluded_forever=True)
+        else:
+            until = now + timedelta(days=days)
+            if not row.excluded_forever and (
+                row.excluded_until is None or row.excluded_until < until
+            ):
+                repos.limits.update(player_id, excluded_until=until)
+    return limits(platform, player_id)["exclusion"]  # type: ignore[no-any-return]
+
+
+def activity(platform: Platform, player_id: int, days: int = HISTORY_DAYS) -> dict[str, Any]:
+    """The player's money, day by day, over the last ``days`` days (from the ledger)."""
+    if not 1 <= days <= 366:
+        raise InvalidInput(f"days is 1 to 366, got {days!r}")
+    now = platform.clock.now()
+    since = datetime.combine(
+        (now - timedelta(days=days - 1)).date(), datetime.min.time(), now.tzinfo
+    )
+    with platform.uow.read() as repos:
+        found = repos.limits.movements_since(player_id, since)
+    by_day: dict[str, dict[str, int]] = defaultdict(
+        lambda: {"deposits_cents": 0, "stakes_cents": 0, "prizes_cents": 0, "tickets": 0}
+    )
+    for kind, moment, amount in found:
+        day = by_day[moment.date().isoformat()]
+        if kind == "deposit":
+            day["deposits_cents"] += amount
+        elif kind == "stake":
+            day["stakes_cents"] += -amount
+            day["tickets"] += 1
+        else:
+            day["prizes_cents"] += amount
+    rows = [
+        {"day": day, **sums, "net_spend_cents": sums["stakes_cents"] - sums["prizes_cents"]}
+        for day, sums in sorted(by_day.items(), reverse=True)
+    ]
+    totals = {
+        name: sum(row[name] for row in rows)  # type: ignore[misc]
+        for name in ("deposits_cents", "stakes_cents", "prizes_cents", "tickets", "net_spend_cents")
+    }
+    return {
+        "from": since.date().isoformat(),
+        "to": now.date().isoformat(),
+        "days": rows,
+        "totals": totals,
+    }
+
+
+def reality_check(platform: Platform, player_id: int, session_id: int) -> dict[str, Any] | None:
+    """Every ``reality_check_minutes`` of a session: time played and net spend, once."""
+    now = platform.clock.now()
+    every = timedelta(minutes=platform.policy.reality_check_minutes)
+    with platform.uow.read() as repos:
+        started = repos.limits.session_started(session_id)
+        row = repos.limits.get(player_id)
+    if started is None:
+        return None
+    last = started
+    if row is not None and row.reality_checked_at is not None:
+        last = max(last, row.reality_checked_at)
+    if now - last < every:
+        return None
+    with platform.uow.write() as repos:
+        repos.limits.lock(player_id)
+        repos.limits.update(player_id, reality_checked_at=now)
+        found = repos.limits.movements_since(player_id, started)
+    stakes = sum(-amount for kind, _, amount in found if kind == "stake")
+    prizes = sum(amount for kind, _, amount in found if kind == "prize")
+    minutes = int((now - started).total_seconds() // 60)
+    return {
+        "minutes_played": minutes,
+        "stakes_cents": stakes,
+        "prizes_cents": prizes,
+        "net_spend_cents": stakes - prizes,
+        "message": (
+            f"You have been playing for {minutes} minutes: staked {format_euros(stakes)}, "
+            f"won {format_euros(prizes)}, net spend {format_euros(stakes - prizes)}."
+        ),
+    }

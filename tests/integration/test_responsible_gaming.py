@@ -1,0 +1,155 @@
+"""Responsible gaming: weekly limits enforced in the money's transaction, cooling-off before a
+raise, self-exclusion, reality checks and the player's own history."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date
+
+import pytest
+
+from grattage.errors import InvalidInput, LimitReached, SelfExcluded
+from grattage.service import accounts, responsible, tickets
+from integration.test_concurrency import race
+from support import PASSWORD, World
+
+DAY = 24 * 3600
+
+
+def buy(world: World, player: int, mode: str = "auto") -> dict:
+    ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode=mode)
+    return ticket
+
+
+def test_thirty_concurrent_purchases_at_a_stake_limit_never_exceed_it(world: World) -> None:
+    world.stock("cash", blocks=2)
+    player = world.player(30 * 500)
+    responsible.set_limits(world.platform, player, stake_cents=7 * 500)
+    results = race(30, lambda _: buy(world, player, mode="play"))
+    sold = [r for r in results if isinstance(r, dict)]
+    refused = [r for r in results if isinstance(r, LimitReached)]
+    assert (len(sold), len(refused)) == (7, 23), Counter(type(r).__name__ for r in results)
+    assert world.balance(player) == 23 * 500
+    view = responsible.limits(world.platform, player)["stake"]
+    assert (view["spent_this_week_cents"], view["remaining_cents"]) == (3500, 0)
+
+
+def test_concurrent_deposits_at_a_deposit_limit_never_exceed_it(world: World) -> None:
+    player = world.player()
+    responsible.set_limits(world.platform, player, deposit_cents=5_000)
+    results = race(20, lambda _: accounts.deposit(world.platform, player, 1_000))
+    assert sum(isinstance(r, int) for r in results) == 5
+    assert world.balance(player) == 5_000
+
+
+def test_a_lowered_limit_applies_at_once(world: World) -> None:
+    world.stock("cash")
+    player = world.player(5_000)
+    buy(world, player)
+    responsible.set_limits(world.platform, player, stake_cents=600)
+    with pytest.raises(LimitReached, match="weekly stake limit"):
+        buy(world, player)
+
+
+def test_a_raised_limit_is_not_in_force_before_its_cooling_off_ends(world: World) -> None:
+    world.stock("cash")
+    player = world.player(5_000)
+    responsible.set_limits(world.platform, player, stake_cents=500)
+    buy(world, player)
+    view = responsible.set_limits(world.platform, player, stake_cents=2_000)
+    assert view["stake"]["weekly_limit_cents"] == 500
+    assert view["stake"]["pending"]["weekly_limit_cents"] == 2_000
+    world.clock.advance(7 * DAY - 60)  # still the same week? no matter: check the limit itself
+    assert responsible.limits(world.platform, player)["stake"]["weekly_limit_cents"] == 500
+    world.clock.advance(60)
+    assert responsible.limits(world.platform, player)["stake"]["weekly_limit_cents"] == 2_000
+    assert responsible.limits(world.platform, player)["stake"]["pending"] is None
+
+
+def test_a_raise_refused_until_the_cooling_off_then_allowed(world: World) -> None:
+    world.stock("cash")
+    player = world.player(5_000)
+    responsible.set_limits(world.platform, player, stake_cents=500)
+    buy(world, player)
+    responsible.set_limits(world.platform, player, stake_cents=5_000)
+    with pytest.raises(LimitReached):
+        buy(world, player)
+    world.clock.advance(7 * DAY)
+    buy(world, player)  # a new week and the raise in force
+
+
+def test_limits_beyond_the_maximum_are_refused(world: World) -> None:
+    player = world.player()
+    with pytest.raises(InvalidInput, match="weekly stake limit"):
+        responsible.set_limits(world.platform, player, stake_cents=10**12)
+    with pytest.raises(InvalidInput):
+        accounts.register(
+            world.platform, "x@example.org", PASSWORD, date(1990, 1, 1), deposit_limit_cents=0
+        )
+
+
+def test_limits_chosen_at_sign_up_are_in_force(world: World) -> None:
+    player = accounts.register(
+        world.platform, "s@example.org", PASSWORD, date(1990, 1, 1), deposit_limit_cents=2_000
+    )
+    accounts.deposit(world.platform, player, 2_000)
+    with pytest.raises(LimitReached, match="weekly deposit limit"):
+        accounts.deposit(world.platform, player, 1)
+
+
+def test_self_exclusion_blocks_the_next_purchase_deposit_and_log_in(world: World) -> None:
+    world.stock("cash")
+    player = accounts.register(world.platform, "ex@example.org", PASSWORD, date(1990, 1, 1))
+    accounts.deposit(world.platform, player, 2_000)
+    buy(world, player)
+    responsible.exclude(world.platform, player, "7d")
+    with pytest.raises(SelfExcluded):
+        buy(world, player)
+    with pytest.raises(SelfExcluded):
+        accounts.deposit(world.platform, player, 100)
+    with pytest.raises(SelfExcluded):
+        accounts.log_in(world.platform, "ex@example.org", PASSWORD)
+    world.clock.advance(7 * DAY + 1)
+    accounts.log_in(world.platform, "ex@example.org", PASSWORD)
+    buy(world, player)
+
+
+def test_a_self_exclusion_cannot_be_shortened(world: World) -> None:
+    player = world.player()
+    responsible.exclude(world.platform, player, "30d")
+    view = responsible.exclude(world.platform, player, "7d")
+    assert view["until"] == "2026-12-30T12:00:00Z"
+    assert responsible.exclude(world.platform, player, "permanent")["permanent"]
+    world.clock.advance(400 * DAY)
+    with pytest.raises(SelfExcluded, match="permanently"):
+        accounts.deposit(world.platform, player, 100)
+
+
+def test_a_reality_check_comes_every_n_minutes_with_time_played_and_net_spend(
+    world: World,
+) -> None:
+    world.stock("cash")
+    player = accounts.register(world.platform, "rc@example.org", PASSWORD, date(1990, 1, 1))
+    accounts.deposit(world.platform, player, 2_000)
+    session = accounts.log_in(world.platform, "rc@example.org", PASSWORD)
+    caller = accounts.authenticate(world.platform, session.token)
+    ticket = buy(world, player)
+    assert responsible.reality_check(world.platform, player, caller.session_id) is None
+    world.clock.advance(60 * 60)
+    check = responsible.reality_check(world.platform, player, caller.session_id)
+    assert check is not None
+    assert check["minutes_played"] == 60
+    assert check["net_spend_cents"] == 500 - ticket["prize_cents"]
+    assert responsible.reality_check(world.platform, player, caller.session_id) is None
+
+
+def test_players_see_their_history_of_the_last_three_months(world: World) -> None:
+    world.stock("cash")
+    player = world.player(3_000)
+    buy(world, player)
+    world.clock.advance(80 * DAY)
+    buy(world, player)
+    seen = responsible.activity(world.platform, player)
+    assert seen["totals"]["deposits_cents"] == 3_000
+    assert seen["totals"]["tickets"] == 2
+    assert len(seen["days"]) == 2
