@@ -303,3 +303,18 @@ def test_a_reality_check_rides_on_the_answers_once_an_hour_of_play_has_passed(
     assert check["stakes_cents"] == 1_000
     assert "61 minutes" in check["message"]
     assert "reality_check" not in client.get("/api/me", headers=bearer(token)).json()
+
+
+def test_an_operator_is_locked_after_repeated_failed_log_ins_and_each_is_audited(
+    world: World, client: TestClient
+) -> None:
+    operators.create(world.platform, OPERATOR, PASSWORD)
+    wrong = {"email": OPERATOR, "password": "not the password"}
+    codes = [client.post("/api/admin/sessions", json=wrong).json()["error"] for _ in range(5)]
+    assert codes == ["unauthorized"] * 4 + ["account_locked"]
+    right = {"email": OPERATOR, "password": PASSWORD}
+    assert client.post("/api/admin/sessions", json=right).json()["error"] == "account_locked"
+    world.clock.advance(world.settings.lockout_seconds + 1)
+    admin = admin_log_in(client)
+    entries = client.get("/api/admin/audit", headers=admin).json()["entries"]
+    assert [e["action"] for e in entries].count("operator.log_in_failed") == 5

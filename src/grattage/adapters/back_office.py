@@ -45,7 +45,12 @@ class SqlOperators:
                 return int(
                     self.db.execute(
                         insert(operators)
-                        .values(email=email, password_hash=password_hash, created_at=now)
+                        .values(
+                            email=email,
+                            password_hash=password_hash,
+                            created_at=now,
+                            failed_logins=0,
+                        )
                         .returning(operators.c.id)
                     ).scalar_one()
                 )
@@ -54,7 +59,34 @@ class SqlOperators:
 
     def by_email(self, email: str) -> Operator | None:
         row = self.db.execute(select(operators).where(operators.c.email == email)).first()
-        return None if row is None else Operator(row.id, row.email, row.password_hash)
+        if row is None:
+            return None
+        return Operator(row.id, row.email, row.password_hash, row.failed_logins, row.locked_until)
+
+    def failed_log_in(self, operator_id: int, threshold: int, lock_until: datetime) -> int:
+        """Count a failed log-in; lock the operator at ``threshold`` in a row."""
+        failed = int(
+            self.db.execute(
+                update(operators)
+                .where(operators.c.id == operator_id)
+                .values(failed_logins=operators.c.failed_logins + 1)
+                .returning(operators.c.failed_logins)
+            ).scalar_one()
+        )
+        if failed >= threshold:
+            self.db.execute(
+                update(operators)
+                .where(operators.c.id == operator_id)
+                .values(failed_logins=0, locked_until=lock_until)
+            )
+        return failed
+
+    def clear_failed_log_ins(self, operator_id: int) -> None:
+        self.db.execute(
+            update(operators)
+            .where(operators.c.id == operator_id)
+            .values(failed_logins=0, locked_until=None)
+        )
 
     def add_session(self, token_hash: str, operator_id: int, now: datetime) -> None:
         self.db.execute(

@@ -201,6 +201,8 @@ operators = Table(
     Column("email", String(254), nullable=False, unique=True),
     Column("password_hash", String(255), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    Column("failed_logins", Integer, nullable=False, server_default="0"),
+    Column("locked_until", UtcDateTime, nullable=True),
 )
 """The operator's staff: a role of its own, never a player."""
 

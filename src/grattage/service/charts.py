@@ -54,6 +54,8 @@ def payout_chart(platform: Platform, block_id: int, fmt: str = "svg") -> bytes:
 
 def tiers_chart(platform: Platform, block_id: int, fmt: str = "svg") -> bytes:
     """Prizes paid per tier against the table (whole block, and expected at this point)."""
+    from matplotlib.ticker import FuncFormatter
+
     view = back_office.block(platform, block_id)
     tiers = view["tiers"]
     figure = _figure()
@@ -81,7 +83,10 @@ def tiers_chart(platform: Platform, block_id: int, fmt: str = "svg") -> bytes:
         label="paid",
         color="#1f5fa8",
     )
-    axes.set_yscale("symlog", linthresh=1)
+    if max((t["table_count"] for t in tiers), default=0) > 1000:
+        # A full block's tiers run from a few top prizes to a million small ones.
+        axes.set_yscale("symlog", linthresh=1)
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axes.set_xticks(positions, [format_euros(t["prize_cents"]) for t in tiers], rotation=45)
     axes.set_ylabel("tickets")
     axes.set_title(f"Block {view['id']} ({view['game']}): prizes paid per tier")

@@ -89,6 +89,8 @@ class Operator:
     id: int
     email: str
     password_hash: str
+    failed_logins: int = 0
+    locked_until: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,12 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from grattage.errors import InvalidInput, Unauthorized
+from grattage.errors import AccountLocked, InvalidInput, Unauthorized
 from grattage.service.accounts import (
     MAX_PASSWORD_LENGTH,
     MIN_PASSWORD_LENGTH,
     NewSession,
+    _dummy_hash,
     _hasher_of,
     _verify,
     normalize_email,
@@ -57,13 +58,39 @@ def log_in(platform: Platform, email: str, password: str) -> NewSession:
         address = normalize_email(email)
     except InvalidInput:
         raise Unauthorized(_BAD_CREDENTIALS) from None
+    now = platform.clock.now()
+    policy = platform.policy
     with platform.uow.read() as repos:
         operator = repos.operators.by_email(address)
-    if operator is None or not _verify(platform, operator.password_hash, password):
+    if operator is None:
+        _verify(
+            platform, _dummy_hash(policy.password_time_cost, policy.password_memory_kib), password
+        )
+        raise Unauthorized(_BAD_CREDENTIALS)
+    if operator.locked_until is not None and operator.locked_until > now:
+        raise AccountLocked("this operator is locked after repeated failed log-ins; retry later")
+    if not _verify(platform, operator.password_hash, password):
+        with platform.uow.write() as repos:
+            failed = repos.operators.failed_log_in(
+                operator.id,
+                policy.lockout_threshold,
+                now + timedelta(seconds=policy.lockout_seconds),
+            )
+            record(
+                repos,
+                now,
+                "anonymous",
+                "operator.log_in_failed",
+                f"operator:{operator.id}",
+                {"failed_in_a_row": failed},
+            )
+        if failed >= policy.lockout_threshold:
+            raise AccountLocked("too many failed log-ins: this operator is locked for a while")
         raise Unauthorized(_BAD_CREDENTIALS)
     token = secrets.token_urlsafe(32)
-    now = platform.clock.now()
     with platform.uow.write() as repos:
+        if operator.failed_logins or operator.locked_until is not None:
+            repos.operators.clear_failed_log_ins(operator.id)
         repos.operators.add_session(token_hash(token), operator.id, now)
         record(
             repos, now, f"operator:{operator.email}", "operator.log_in", f"operator:{operator.id}"

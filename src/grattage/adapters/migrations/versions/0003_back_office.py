@@ -46,6 +46,8 @@ def upgrade() -> None:
         sa.Column("email", sa.String(length=254), nullable=False),
         sa.Column("password_hash", sa.String(length=255), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
+        sa.Column("failed_logins", sa.Integer(), server_default="0", nullable=False),
+        sa.Column("locked_until", sa.DateTime(), nullable=True),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("email"),
     )
