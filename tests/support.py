@@ -43,11 +43,14 @@ def tiny_table(game: str) -> PrizeTable:
 
 
 @contextmanager
-def database_url(kind: str, directory: Path) -> Iterator[str]:
-    """A fresh, empty database of ``kind``: a SQLite file, or a PostgreSQL schema of its own."""
+def database_url(kind: str, directory: Path, *, migrated: bool = True) -> Iterator[str]:
+    """A fresh database of ``kind``: a SQLite file (a copy of one migrated once per run, or an
+    empty one when ``migrated`` is false), or an empty PostgreSQL schema of its own."""
     if kind == "sqlite":
+        directory.mkdir(parents=True, exist_ok=True)
         target = directory / "grattage.db"
-        shutil.copyfile(_migrated_sqlite_template(), target)
+        if migrated:
+            shutil.copyfile(_migrated_sqlite_template(), target)
         yield f"sqlite:///{target}"
         return
     base = os.environ.get(PG_URL_VARIABLE)

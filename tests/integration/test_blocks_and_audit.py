@@ -180,7 +180,8 @@ def test_the_suspended_state_migration_keeps_existing_blocks_and_tickets(
     from support import database_url
 
     kind = world.platform.uow.engine.dialect.name  # type: ignore[attr-defined]
-    with database_url("sqlite" if kind == "sqlite" else "postgres", tmp_path / "old") as url:
+    kind = "sqlite" if kind == "sqlite" else "postgres"
+    with database_url(kind, tmp_path / "old", migrated=False) as url:
         engine = make_engine(url)
         config = alembic_config(engine)
         command.upgrade(config, "0002")

@@ -103,6 +103,10 @@ def test_a_proof_verifies_for_a_cash_ticket_and_json_round_trips(cash):
     assert verify_ticket_proof(proof).prize_cents == 1_600_000
 
 
+def other_symbol(symbol: str) -> str:
+    return "moon" if symbol != "moon" else "sun"
+
+
 def hex_flip(text: str) -> str:
     return ("0" if text[0] != "0" else "1") + text[1:]
 
