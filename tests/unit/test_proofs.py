@@ -125,7 +125,9 @@ def hex_flip(text: str) -> str:
         (lambda p: p["path"].__setitem__(-1, hex_flip(p["path"][-1])), "do not lead"),
         (lambda p: p["path"].pop(), "do not lead"),
         (
-            lambda p: p["ticket"]["symbols"].reverse(),
+            lambda p: p["ticket"]["symbols"].__setitem__(
+                0, other_symbol(p["ticket"]["symbols"][0])
+            ),
             "differs from the committed design in symbols",
         ),
         (lambda p: p["ticket"].__setitem__("gain_cents", 200), "differs from the committed design"),
