@@ -75,7 +75,10 @@ def scratch(page: Any, zone: Any, rows: int = 6) -> None:
 
 
 def ticket_id_on(page: Any) -> int:
-    page.wait_for_function("document.querySelector('#ticket').dataset.ticketId")
+    # Locator waits, not wait_for_function: the pages' CSP forbids eval (no 'unsafe-eval').
+    from playwright.sync_api import expect
+
+    expect(page.locator("#ticket")).to_have_attribute("data-ticket-id", re.compile(r"\d"))
     return int(page.locator("#ticket").get_attribute("data-ticket-id") or "0")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -20,11 +21,13 @@ from browser_helpers import (
     ticket_id_on,
     wait_for_result,
 )
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
 CASH_ZONES = 25
 ASTRO_ZONES = 7
+WAIT_MS = 30_000
 
 
 def test_sign_up_deposit_and_scratch_every_cash_zone_by_hand(
@@ -118,11 +121,10 @@ def test_astro_with_a_chosen_sign_in_auto(new_page: Any, live_server: Any) -> No
     for _ in range(20):
         previous = page.locator("#ticket").get_attribute("data-ticket-id")
         page.get_by_role("button", name="Auto", exact=True).click()
-        page.wait_for_function(
-            f"document.querySelector('#ticket').dataset.ticketId !== {previous!r}"
-            if previous
-            else "document.querySelector('#ticket').dataset.ticketId"
-        )
+        if previous:  # locator waits: the pages' CSP forbids eval (wait_for_function)
+            expect(page.locator("#ticket")).not_to_have_attribute(
+                "data-ticket-id", previous, timeout=WAIT_MS
+            )
         ticket_id = ticket_id_on(page)
         prize_on_screen = wait_for_result(page)
         ticket = api_get(page, f"/api/tickets/{ticket_id}")
@@ -221,9 +223,7 @@ def test_the_astro_banner_cannot_be_scratched_before_phase_one(
     gain.focus()
     page.keyboard.press("Space")  # Enter/Space reveals the focused zone
     gain.locator(".gain-amount").wait_for()
-    page.wait_for_function(
-        "!document.querySelector('[data-zone=banner]').classList.contains('locked')"
-    )
+    expect(banner).not_to_have_class(re.compile(r"(^|\s)locked(\s|$)"), timeout=WAIT_MS)
     assert not page.locator("#result").inner_text()  # the game is not over yet
     scratch(page, banner)
     banner.locator(".banner-text").wait_for()
@@ -405,7 +405,9 @@ def test_the_next_ticket_never_shows_the_previous_result(new_page: Any, live_ser
     assert page.locator("#result").get_attribute("data-prize-cents") is not None or (
         page.locator("#ticket").get_attribute("data-ticket-id") != str(first)
     )
-    page.wait_for_function(f"document.querySelector('#ticket').dataset.ticketId !== '{first}'")
+    expect(page.locator("#ticket")).not_to_have_attribute(
+        "data-ticket-id", str(first), timeout=WAIT_MS
+    )
     page.wait_for_timeout(2000)  # longer than the old ticket's reveal animation
     second = ticket_id_on(page)
     assert api_get(page, f"/api/tickets/{second}")["state"] == "playing"
@@ -469,7 +471,7 @@ def test_a_reload_in_the_middle_of_a_ticket_resumes_it(new_page: Any, live_serve
         zones.nth(index).locator(".number").wait_for()
     page.reload()
     page.wait_for_selector(f"#ticket[data-ticket-id='{ticket_id}']")
-    page.wait_for_function("document.querySelectorAll('#ticket .zone.revealed').length === 3")
+    expect(page.locator("#ticket .zone.revealed")).to_have_count(3, timeout=WAIT_MS)
     assert page.locator("#play").is_disabled()  # no second ticket while this one is in play
     for index in range(3, CASH_ZONES):
         scratch(page, zones.nth(index))
