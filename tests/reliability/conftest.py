@@ -9,13 +9,13 @@ import pytest
 
 from support import DATABASES, World, make_world
 
-from .harness import FIGURES, SOAK
+from .harness import FIGURES, PLAY_WITHOUT_LIMITS, SOAK
 
 
 @pytest.fixture(params=DATABASES)
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     """A fresh database of each kind; its books must reconcile at teardown."""
-    with make_world(request.param, tmp_path) as built:
+    with make_world(request.param, tmp_path, **PLAY_WITHOUT_LIMITS) as built:
         yield built
 
 

@@ -65,13 +65,25 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+PLAY_WITHOUT_LIMITS = {
+    "deposit_limit_default_cents": 10**12,
+    "deposit_limit_max_cents": 10**12,
+    "stake_limit_default_cents": 10**12,
+    "stake_limit_max_cents": 10**12,
+}
+"""The load scenarios' players buy far past responsible-gaming defaults; limits at the edge
+have a scenario of their own."""
+
+
 def server_env(world: World, **settings: object) -> dict[str, str]:
     env = {
         **os.environ,
         "GRATTAGE_DATABASE_URL": world.settings.database_url,
         "GRATTAGE_KEY_DIR": str(world.settings.key_dir),
+        "GRATTAGE_DISCLOSURE_DIR": str(world.settings.disclosure_dir),
         "GRATTAGE_PASSWORD_TIME_COST": "1",
         "GRATTAGE_PASSWORD_MEMORY_KIB": "1024",
+        **{f"GRATTAGE_{k.upper()}": str(v) for k, v in PLAY_WITHOUT_LIMITS.items()},
     }
     env.update({f"GRATTAGE_{k.upper()}": str(v) for k, v in settings.items()})
     return env

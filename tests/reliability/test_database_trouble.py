@@ -21,6 +21,7 @@ from grattage.adapters.tables import idempotency_keys
 from support import PG_URL_VARIABLE, World, make_world
 
 from .harness import (
+    PLAY_WITHOUT_LIMITS,
     Server,
     big_table,
     log_in,
@@ -105,7 +106,10 @@ def test_sqlite_disk_full_refuses_with_503_and_resumes(tmp_path: Path) -> None:
     # open for writing, and root ignores file modes: read-only is exercised on PostgreSQL.)
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a tmpfs")
-    with tmpfs(tmp_path / "db") as directory, make_world("sqlite", directory) as world:
+    with (
+        tmpfs(tmp_path / "db") as directory,
+        make_world("sqlite", directory, **PLAY_WITHOUT_LIMITS) as world,
+    ):
         world.stock("cash", blocks=3, table=big_table("cash"))
         filler: list[Path] = []
 
@@ -141,7 +145,7 @@ def pg_admin() -> Iterator[Callable[[str], None]]:
 def test_postgres_down_or_read_only_refuses_with_503_and_resumes(
     tmp_path: Path, trouble: str
 ) -> None:
-    with pg_admin() as admin, make_world("postgres", tmp_path) as world:
+    with pg_admin() as admin, make_world("postgres", tmp_path, **PLAY_WITHOUT_LIMITS) as world:
         world.stock("cash", blocks=3, table=big_table("cash"))
         url = make_url(world.settings.database_url)
         label = f"postgres, {trouble}"
