@@ -75,9 +75,15 @@ def run_trouble(
     log = load.log
     with world.platform.uow.read() as repos:
         db = repos.connection  # type: ignore[attr-defined]
-        recorded = set(db.execute(select(idempotency_keys.c.key)).scalars())
-    half_recorded = [key for key in log.refused_keys if key in recorded]
+        recorded = dict(
+            db.execute(select(idempotency_keys.c.key, idempotency_keys.c.ticket_id)).all()
+        )
     books = read_books(world)
+    # A connection cut between the COMMIT and its acknowledgement leaves the client a 503 for a
+    # purchase that did commit, whole: the same Idempotency-Key then answers with its ticket.
+    # Half-recorded would be a key kept without its complete ticket.
+    committed_unseen = [key for key in log.refused_keys if key in recorded]
+    half_recorded = [key for key in committed_unseen if recorded[key] not in books.ticket_ids]
     lost = set(log.acknowledged) - books.ticket_ids
     record(
         f"database trouble [{label}]",
@@ -85,7 +91,8 @@ def run_trouble(
         purchases_acknowledged=len(log.acknowledged),
         refused_503=log.statuses[503],
         other_statuses={k: v for k, v in log.statuses.items() if k not in (201, 503)},
-        answered_503_but_recorded=len(half_recorded),
+        answered_503_but_committed_whole=len(committed_unseen),
+        half_recorded=len(half_recorded),
         unexpected=len(log.unexpected),
         slowest_recovery_seconds=round(max(recoveries), 2),
         lost=len(lost),

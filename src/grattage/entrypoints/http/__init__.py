@@ -16,6 +16,7 @@ from grattage.clock import Clock
 from grattage.entrypoints.bootstrap import build_platform
 from grattage.entrypoints.disclosures import publish_disclosure_files
 from grattage.entrypoints.http import admin_routes, fairness_routes, responsible_routes
+from grattage.entrypoints.http.docs import mount_docs
 from grattage.entrypoints.http.errors import install_error_handlers
 from grattage.entrypoints.http.routes import router
 from grattage.entrypoints.http.security import SecurityHeaders
@@ -70,7 +71,11 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    app = FastAPI(title="grattage", version=__version__, lifespan=lifespan)
+    # The interactive docs are served from a packaged Swagger UI: nothing is fetched from a CDN.
+    app = FastAPI(
+        title="grattage", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
+    )
+    mount_docs(app)
     app.state.settings = settings
     app.state.platform = platform
     app.add_middleware(SecurityHeaders)
