@@ -134,13 +134,13 @@ def test_a_reality_check_comes_every_n_minutes_with_time_played_and_net_spend(
     session = accounts.log_in(world.platform, "rc@example.org", PASSWORD)
     caller = accounts.authenticate(world.platform, session.token)
     ticket = buy(world, player)
-    assert responsible.reality_check(world.platform, player, caller.session_id) is None
+    assert responsible.reality_check(world.platform, caller) is None
     world.clock.advance(60 * 60)
-    check = responsible.reality_check(world.platform, player, caller.session_id)
+    check = responsible.reality_check(world.platform, caller)
     assert check is not None
     assert check["minutes_played"] == 60
     assert check["net_spend_cents"] == 500 - ticket["prize_cents"]
-    assert responsible.reality_check(world.platform, player, caller.session_id) is None
+    assert responsible.reality_check(world.platform, caller) is None
 
 
 def test_players_see_their_history_of_the_last_three_months(world: World) -> None:

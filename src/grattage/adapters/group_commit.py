@@ -26,7 +26,12 @@ from typing import Any
 from sqlalchemy import Connection, Engine, RootTransaction
 
 from grattage.adapters.database import WRITE_OPTION
+from grattage.adapters.driver_sql import DriverSql
 from grattage.errors import Unavailable
+
+_SAVEPOINT = DriverSql("SAVEPOINT grattage_write")
+_ROLLBACK_TO_SAVEPOINT = DriverSql("ROLLBACK TO SAVEPOINT grattage_write")
+_RELEASE_SAVEPOINT = DriverSql("RELEASE SAVEPOINT grattage_write")
 
 MAX_BATCH = 64
 """Transactions one commit may hold: bounds what waits behind a long queue."""
@@ -89,13 +94,13 @@ class GroupCommitter:
         error: BaseException | None = None
         try:
             # Plain SQL savepoints: SQLAlchemy's nested transactions cost more than the sale.
-            connection.exec_driver_sql("SAVEPOINT grattage_write")
+            _SAVEPOINT(connection)
             try:
                 yield self._make_repositories(connection)
             except BaseException as raised:
                 error = raised
-                connection.exec_driver_sql("ROLLBACK TO SAVEPOINT grattage_write")
-            connection.exec_driver_sql("RELEASE SAVEPOINT grattage_write")
+                _ROLLBACK_TO_SAVEPOINT(connection)
+            _RELEASE_SAVEPOINT(connection)
         except BaseException as broken:
             # The connection failed under us: the whole batch is lost, and all its callers
             # must hear it (none of them has answered yet).

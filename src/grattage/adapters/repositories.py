@@ -63,8 +63,10 @@ _PLAYER_ACCOUNT_SQL = DriverSql(
     "SELECT id, balance_cents FROM accounts WHERE player_id = :player_id"
 )
 _FIND_SESSION_SQL = DriverSql(
-    """SELECT sessions.id, sessions.player_id, players.email, sessions.last_seen_at
+    """SELECT sessions.id, sessions.player_id, players.email, sessions.last_seen_at,
+              sessions.created_at, player_limits.reality_checked_at
        FROM sessions JOIN players ON players.id = sessions.player_id
+       LEFT JOIN player_limits ON player_limits.player_id = sessions.player_id
        WHERE sessions.token_hash = :token_hash"""
 )
 _CHANGE_PLAYER_BALANCE_SQL = DriverSql(
@@ -76,10 +78,16 @@ _INSERT_MOVEMENT_SQL = DriverSql(
     """INSERT INTO movements (kind, player_id, ticket_id, created_at)
        VALUES (:kind, :player_id, :ticket_id, :created_at) RETURNING id"""
 )
-_INSERT_ENTRY_SQL = DriverSql(
-    """INSERT INTO entries (movement_id, account_id, amount_cents)
-       VALUES (:movement_id, :account_id, :amount_cents)"""
-)
+_LOCK_PLAYER_ACCOUNT_SQL = DriverSql("SELECT id FROM accounts WHERE id = :account_id FOR UPDATE")
+
+
+@cache
+def _insert_entries_sql(legs: int) -> DriverSql:
+    """One INSERT for all the legs of a movement (an executemany costs one call per row)."""
+    rows = ", ".join(f"(:movement_id, :account{leg}, :amount{leg})" for leg in range(legs))
+    return DriverSql(f"INSERT INTO entries (movement_id, account_id, amount_cents) VALUES {rows}")
+
+
 _OPEN_BLOCKS_SQL = DriverSql(
     """SELECT id FROM blocks WHERE game = :game AND state = 'open' AND sold < size
        ORDER BY id LIMIT 16"""
@@ -220,12 +228,16 @@ class SqlSessions:
         row = _FIND_SESSION_SQL(self.db, {"token_hash": token_hash}).first()
         if row is None:
             return None
-        session_id, player_id, email, last_seen_at = row
+        session_id, player_id, email, last_seen_at, created_at, reality_checked_at = row
         return SessionRow(
             id=session_id,
             player_id=player_id,
             email=email,
             last_seen_at=from_db_time(last_seen_at),
+            created_at=from_db_time(created_at),
+            reality_checked_at=(
+                None if reality_checked_at is None else from_db_time(reality_checked_at)
+            ),
         )
 
     def touch(self, session_id: int, now: datetime) -> None:
@@ -268,10 +280,12 @@ class SqlLedger:
         return int(row[0]), int(row[1])
 
     def lock_player_account(self, account_id: int) -> None:
-        """Hold the wallet's row until the transaction ends (SQLite: writers are serial)."""
-        self.db.execute(
-            select(accounts.c.id).where(accounts.c.id == account_id).with_for_update()
-        ).scalar_one()
+        """Hold the wallet's row until the transaction ends.
+
+        SQLite has nothing to do: a write transaction there (BEGIN IMMEDIATE) already excludes
+        every other writer."""
+        if self.db.dialect.name != "sqlite":
+            _LOCK_PLAYER_ACCOUNT_SQL(self.db, {"account_id": account_id}).one()
 
     def house_account(self, name: str) -> int:
         cached = self._house_ids.get(name)
@@ -336,17 +350,11 @@ class SqlLedger:
                 "created_at": db_time(self.db, now),
             },
         ).scalar_one()
-        _INSERT_ENTRY_SQL(
-            self.db,
-            [
-                {
-                    "movement_id": movement_id,
-                    "account_id": leg.account_id,
-                    "amount_cents": leg.amount_cents,
-                }
-                for leg in legs
-            ],
-        )
+        parameters = {"movement_id": movement_id}
+        for index, leg in enumerate(legs):
+            parameters[f"account{index}"] = leg.account_id
+            parameters[f"amount{index}"] = leg.amount_cents
+        _insert_entries_sql(len(legs))(self.db, parameters)
 
 
 def _block(row: Any) -> Block:

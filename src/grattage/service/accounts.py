@@ -15,7 +15,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from grattage.errors import AccountLocked, InvalidInput, Unauthorized
 from grattage.service import responsible
 from grattage.service.context import Platform
-from grattage.service.model import HOUSE_DEPOSITS, Leg
+from grattage.service.model import HOUSE_DEPOSITS, Caller, Leg
 
 ADULT_AGE = 18
 MIN_PASSWORD_LENGTH = 8
@@ -47,15 +47,6 @@ _BAD_CREDENTIALS = "wrong e-mail address or password"
 class NewSession:
     token: str
     expires_at: datetime
-
-
-@dataclass(frozen=True)
-class Caller:
-    """An authenticated player."""
-
-    player_id: int
-    email: str
-    session_id: int
 
 
 def token_hash(token: str) -> str:
@@ -169,7 +160,13 @@ def authenticate(platform: Platform, token: str) -> Caller:
     if now - session.last_seen_at > _TOUCH_EVERY:
         with platform.uow.write() as repos:
             repos.sessions.touch(session.id, now)
-    return Caller(player_id=session.player_id, email=session.email, session_id=session.id)
+    return Caller(
+        player_id=session.player_id,
+        email=session.email,
+        session_id=session.id,
+        session_started_at=session.created_at,
+        reality_checked_at=session.reality_checked_at,
+    )
 
 
 def log_out(platform: Platform, token: str) -> None:

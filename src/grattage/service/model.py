@@ -33,6 +33,21 @@ class SessionRow:
     player_id: int
     email: str
     last_seen_at: datetime
+    created_at: datetime
+    reality_checked_at: datetime | None
+    """The player's last reality check, read with the session so that finding none due
+    costs no query of its own."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An authenticated player, and what their session showed when it was authenticated."""
+
+    player_id: int
+    email: str
+    session_id: int
+    session_started_at: datetime
+    reality_checked_at: datetime | None
 
 
 @dataclass(frozen=True)

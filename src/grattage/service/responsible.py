@@ -19,7 +19,7 @@ from typing import Any, Literal
 from grattage.errors import InvalidInput, LimitReached, SelfExcluded
 from grattage.games.money import format_euros
 from grattage.service.context import Platform, Policy, StakeCheck
-from grattage.service.model import LimitsRow
+from grattage.service.model import Caller, LimitsRow
 from grattage.service.ports import Repositories
 from grattage.service.views import iso
 
@@ -314,22 +314,28 @@ def activity(platform: Platform, player_id: int, days: int = HISTORY_DAYS) -> di
     }
 
 
-def reality_check(platform: Platform, player_id: int, session_id: int) -> dict[str, Any] | None:
-    """Every ``reality_check_minutes`` of a session: time played and net spend, once."""
+def _due(started: datetime, checked: datetime | None, every: timedelta, now: datetime) -> bool:
+    return now - (started if checked is None else max(started, checked)) >= every
+
+
+def reality_check(platform: Platform, caller: Caller) -> dict[str, Any] | None:
+    """Every ``reality_check_minutes`` of a session: time played and net spend, once.
+
+    The caller carries what authenticating the session read, its start and the last check:
+    on almost every request they show that no check is due, and that costs no query. The
+    last check only moves forward, so an old reading can call a check due that is not (another
+    request gave it meanwhile) but never the reverse; the player's row, locked, decides.
+    """
     now = platform.clock.now()
     every = timedelta(minutes=platform.policy.reality_check_minutes)
-    with platform.uow.read() as repos:
-        started = repos.limits.session_started(session_id)
-        row = repos.limits.get(player_id)
-    if started is None:
+    if not _due(caller.session_started_at, caller.reality_checked_at, every, now):
         return None
-    last = started
-    if row is not None and row.reality_checked_at is not None:
-        last = max(last, row.reality_checked_at)
-    if now - last < every:
-        return None
+    player_id = caller.player_id
     with platform.uow.write() as repos:
-        repos.limits.lock(player_id)
+        started = repos.limits.session_started(caller.session_id)
+        row = repos.limits.lock(player_id)
+        if started is None or not _due(started, row.reality_checked_at, every, now):
+            return None
         repos.limits.update(player_id, reality_checked_at=now)
         found = repos.limits.movements_since(player_id, started)
     stakes = sum(-amount for kind, _, amount in found if kind == "stake")

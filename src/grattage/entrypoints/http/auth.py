@@ -10,8 +10,9 @@ from __future__ import annotations
 from fastapi import Request
 
 from grattage.errors import Forbidden
-from grattage.service.accounts import Caller, authenticate
+from grattage.service.accounts import authenticate
 from grattage.service.context import Platform
+from grattage.service.model import Caller
 
 COOKIE = "grattage_session"
 CSRF_HEADER = "X-Grattage-CSRF"

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 
 from grattage.entrypoints.http.auth import current_caller, platform_of
 from grattage.service import fairness
-from grattage.service.accounts import Caller
+from grattage.service.model import Caller
 
 router = APIRouter(prefix="/api", tags=["fairness"])
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from grattage.entrypoints.http.auth import current_caller, platform_of
 from grattage.entrypoints.http.schemas import ExclusionBody, LimitsBody
 from grattage.service import responsible
-from grattage.service.accounts import Caller
+from grattage.service.model import Caller
 
 router = APIRouter(prefix="/api/me", tags=["responsible gaming"])
 

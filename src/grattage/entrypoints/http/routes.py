@@ -22,7 +22,7 @@ from grattage.entrypoints.http.schemas import (
     RevealBody,
 )
 from grattage.service import accounts, emissions, responsible, tickets
-from grattage.service.accounts import Caller
+from grattage.service.model import Caller
 from grattage.service.views import iso
 
 router = APIRouter(prefix="/api")
@@ -94,7 +94,7 @@ def me(caller: CallerDep, request: Request) -> dict[str, Any]:
         "email": caller.email,
         "balance_cents": accounts.balance(platform, caller.player_id),
     }
-    check = responsible.reality_check(platform, caller.player_id, caller.session_id)
+    check = responsible.reality_check(platform, caller)
     if check is not None:  # only when one is due: time played and net spend
         shown["reality_check"] = check
     return shown
@@ -134,7 +134,7 @@ def buy(
         sign=body.sign,
         idempotency_key=idempotency_key,
     )
-    check = responsible.reality_check(platform_of(request), caller.player_id, caller.session_id)
+    check = responsible.reality_check(platform_of(request), caller)
     if check is not None:  # only when one is due, so the Ticket keeps its shape otherwise
         ticket = {**ticket, "reality_check": check}
     return JSONResponse(ticket, status_code=200 if replayed else 201)
