@@ -11,6 +11,12 @@ batch gets the error and nothing of the batch is kept.
 Between processes (``serve --workers N``) a batch holds an exclusive ``flock`` on a file next
 to the database from BEGIN to COMMIT: a waiting process sleeps in the kernel and wakes the
 moment the lock is free, where SQLite's busy handler would poll with sleeps of up to 100 ms.
+
+A single thread can also *hold* a batch (:meth:`GroupCommitter.hold`): its writes then join
+the batch without waiting for a commit, until :meth:`GroupCommitter.release` commits them all.
+The server's purchases use it from the event loop (see ``entrypoints/http/batching.py``), so a
+sale runs without handing the GIL back and forth between request threads; whoever holds must
+not acknowledge anything before ``release`` has returned.
 """
 
 from __future__ import annotations
@@ -65,6 +71,8 @@ class GroupCommitter:
         self._queued = 0  # transactions waiting for their turn
         self._connection: Connection | None = None
         self._batch: _Batch | None = None
+        self._holder: int | None = None  # the thread whose writes join the held batch
+        self._hold_failure: BaseException | None = None
 
     def _open_batch(self) -> tuple[Connection, _Batch]:
         if self._connection is None or self._connection.closed:
@@ -81,6 +89,10 @@ class GroupCommitter:
 
     @contextmanager
     def write(self) -> Iterator[Any]:
+        if self._holder == threading.get_ident():
+            with self._held_write() as repositories:
+                yield repositories
+            return
         with self._counter:
             self._queued += 1
         self._turn.acquire()
@@ -118,6 +130,68 @@ class GroupCommitter:
         batch.done.wait()
         if batch.failure is not None:
             raise Unavailable("the database could not save this change; retry") from batch.failure
+
+    def hold(self, thread_id: int) -> None:
+        """Take the turn and open a batch that ``thread_id``'s writes join until ``release``.
+
+        Blocks while other writers (of this process or another) have the database: call it
+        from a helper thread, naming the thread that will write."""
+        self._turn.acquire()
+        try:
+            self._open_batch()
+        except BaseException:
+            self._turn.release()
+            raise
+        self._hold_failure = None
+        self._holder = thread_id
+
+    def release(self) -> int:
+        """Commit the held batch (an fsync: call it from a helper thread); how many writes it held.
+
+        Raises :class:`Unavailable` if the batch could not be saved: then none of its writes
+        was kept, and every one of them must be reported as failed."""
+        batch, failure = self._batch, self._hold_failure
+        self._holder = None
+        self._hold_failure = None
+        try:
+            if batch is not None:
+                self._commit(batch)
+                failure = failure or batch.failure
+        finally:
+            self._turn.release()
+        if failure is not None:
+            raise Unavailable("the database could not save this change; retry") from failure
+        return 0 if batch is None else batch.size
+
+    def held_connection(self) -> Connection | None:
+        """The held batch's connection when the calling thread holds one: its reads go there
+        (no connection to check out, and they see the batch's own writes)."""
+        if self._holder != threading.get_ident() or self._hold_failure is not None:
+            return None
+        return self._connection
+
+    @contextmanager
+    def _held_write(self) -> Iterator[Any]:
+        if self._hold_failure is not None:  # the batch is already lost: add nothing to it
+            raise Unavailable("the database could not save this change; retry")
+        connection, batch = self._connection, self._batch
+        assert connection is not None and batch is not None
+        error: BaseException | None = None
+        try:
+            _SAVEPOINT(connection)
+            try:
+                yield self._make_repositories(connection)
+            except BaseException as raised:
+                error = raised
+                _ROLLBACK_TO_SAVEPOINT(connection)
+            _RELEASE_SAVEPOINT(connection)
+        except BaseException as broken:
+            self._hold_failure = broken
+            self._abandon(batch, broken)
+            raise Unavailable("the database could not save this change; retry") from broken
+        batch.size += 1
+        if error is not None:
+            raise error
 
     def _commit(self, batch: _Batch) -> None:
         """Commit the open batch (called holding the turn) and wake its callers."""

@@ -94,10 +94,32 @@ class SqlUnitOfWork:
             with self._transaction(write=True) as repositories:
                 yield repositories
 
+    @property
+    def holds_batches(self) -> bool:
+        """Whether one thread can hold a batch of writes (SQLite's group commit)."""
+        return self._group is not None
+
+    def hold(self, thread_id: int) -> None:
+        """Open a batch that ``thread_id``'s writes join, uncommitted, until :meth:`release`."""
+        assert self._group is not None
+        with _database_trouble_is_unavailable():
+            self._group.hold(thread_id)
+
+    def release(self) -> int:
+        """Commit the held batch; raises :class:`Unavailable` when none of it was kept."""
+        assert self._group is not None
+        with _database_trouble_is_unavailable():
+            return self._group.release()
+
     @contextmanager
     def read(self) -> Iterator[SqlRepositories]:
-        with _database_trouble_is_unavailable(), self._transaction(write=False) as repositories:
-            yield repositories
+        held = self._group.held_connection() if self._group is not None else None
+        with _database_trouble_is_unavailable():
+            if held is not None:
+                yield SqlRepositories(held, self._caches)
+                return
+            with self._transaction(write=False) as repositories:
+                yield repositories
 
     def close(self) -> None:
         """Release the connections (tests, shutdown)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from grattage.clock import Clock
 from grattage.entrypoints.bootstrap import build_platform
 from grattage.entrypoints.disclosures import publish_disclosure_files
 from grattage.entrypoints.http import admin_routes, fairness_routes, responsible_routes
+from grattage.entrypoints.http.batching import writes_for
 from grattage.entrypoints.http.docs import mount_docs
 from grattage.entrypoints.http.errors import install_error_handlers
 from grattage.entrypoints.http.routes import router
@@ -70,6 +72,7 @@ def create_app(
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            writes.close()
 
     # The interactive docs are served from a packaged Swagger UI: nothing is fetched from a CDN.
     app = FastAPI(
@@ -78,6 +81,8 @@ def create_app(
     mount_docs(app)
     app.state.settings = settings
     app.state.platform = platform
+    writes = writes_for(platform.uow)
+    app.state.writes = writes
     app.add_middleware(SecurityHeaders)
     install_error_handlers(app)
     app.include_router(router)
@@ -98,4 +103,11 @@ def create_app(
 
 def app_from_environment() -> FastAPI:
     """The app of ``grattage serve`` (a uvicorn factory, one per worker process)."""
-    return create_app(Settings())
+    app = create_app(Settings())
+    # What exists by now (the modules of FastAPI, SQLAlchemy, pydantic…: hundreds of
+    # thousands of objects) lives as long as the process. Left to the collector, every
+    # full collection walked them all: about 60 ms, once a second under load, which was
+    # most of the purchases' p99. Frozen, a full collection takes about 1 ms.
+    gc.collect()
+    gc.freeze()
+    return app
