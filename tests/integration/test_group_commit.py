@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection
 
-from grattage.adapters.database import make_engine
+from grattage.adapters.database import WRITE_OPTION, make_engine
 from grattage.adapters.group_commit import GroupCommitter
 from grattage.errors import Unavailable
 
@@ -27,6 +27,7 @@ def committer(tmp_path: Path) -> GroupCommitter:
 
 def rows(group: GroupCommitter) -> set[int]:
     with group._engine.connect() as connection:  # a reader, outside the committer
+        connection.execution_options(**{WRITE_OPTION: False})
         return {row[0] for row in connection.exec_driver_sql("SELECT id FROM rows")}
 
 
@@ -118,3 +119,46 @@ def _no_leaked_threads() -> None:
     before = threading.active_count()
     yield  # type: ignore[misc]
     assert threading.active_count() <= before + 1
+
+
+def test_a_held_batch_keeps_its_writes_unsaved_and_other_writers_waiting_until_release(
+    tmp_path: Path,
+) -> None:
+    group = committer(tmp_path)
+    group.hold(threading.get_ident())
+    for index in range(3):
+        with group.write() as connection:  # joins the held batch: no commit, no wait
+            connection.exec_driver_sql(f"INSERT INTO rows (id) VALUES ({index})")
+    with pytest.raises(ValueError), group.write() as connection:
+        connection.exec_driver_sql("INSERT INTO rows (id) VALUES (3)")
+        raise ValueError("refused")
+    outsider = threading.Thread(target=lambda: _catch(insert, 10))
+
+    def insert(index: int) -> None:
+        with group.write() as connection:
+            connection.exec_driver_sql(f"INSERT INTO rows (id) VALUES ({index})")
+
+    outsider.start()
+    time.sleep(0.05)
+    assert outsider.is_alive(), "another thread wrote while the batch was held"
+    assert rows(group) == set(), "a held write was visible before release"
+    assert group.release() == 4
+    outsider.join()
+    assert rows(group) == {0, 1, 2, 10}
+    group.close()
+
+
+def test_a_held_batch_that_cannot_be_saved_reports_it_and_keeps_nothing(tmp_path: Path) -> None:
+    group = committer(tmp_path)
+    group.hold(threading.get_ident())
+    with group.write() as connection:
+        connection.exec_driver_sql("INSERT INTO rows (id) VALUES (1)")
+    with group.write() as connection:  # breaks a deferred foreign key: seen only at COMMIT
+        connection.exec_driver_sql("INSERT INTO rows (id, parent) VALUES (2, 999)")
+    with pytest.raises(Unavailable):
+        group.release()
+    assert rows(group) == set()
+    with group.write() as connection:  # and the committer carries on
+        connection.exec_driver_sql("INSERT INTO rows (id) VALUES (3)")
+    assert rows(group) == {3}
+    group.close()

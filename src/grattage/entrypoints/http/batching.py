@@ -61,6 +61,7 @@ class LoopBatcher:
         self._uow = uow
         self._pending: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
         self._drain_task: asyncio.Task[None] | None = None
+        self._batch_task: asyncio.Future[None] | None = None
         # Its own thread, not the request threads': those may all be waiting for the
         # database this batch holds, and the batch must still be able to let it go.
         self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grattage-commit")
@@ -75,26 +76,29 @@ class LoopBatcher:
 
     async def _drain(self) -> None:
         while self._pending:
-            batch = self._pending[:MAX_BATCH]
-            del self._pending[:MAX_BATCH]
-            # Shielded: once the database is held, only release() may end the batch.
-            await asyncio.shield(self._run_batch(batch))
+            # One batch at a time, shielded: once the database is held, only release() may end
+            # a batch, even if this task is cancelled (the next drain waits for it).
+            if self._batch_task is None or self._batch_task.done():
+                self._batch_task = asyncio.ensure_future(self._run_batch())
+            await asyncio.shield(self._batch_task)
 
-    async def _run_batch(self, batch: list[tuple[Callable[[], Any], asyncio.Future[Any]]]) -> None:
+    async def _run_batch(self) -> None:
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(self._helper, self._uow.hold, threading.get_ident())
         except Exception as failure:
-            _fail(batch, failure)
+            _fail(self._take_batch(), failure)
             return
+        # Taken once the database is ours: what arrived while waiting for it joins this batch.
+        batch = self._take_batch()
         outcomes: list[tuple[asyncio.Future[Any], Any, Exception | None]] = []
         for work, future in batch:
             if future.done():  # the client went away before its turn: nothing was sold
                 continue
             try:
                 outcomes.append((future, work(), None))
-            except Exception as error:
-                outcomes.append((future, None, error))
+            except Exception as refused:
+                outcomes.append((future, None, refused))
         try:
             await loop.run_in_executor(self._helper, self._uow.release)
         except Exception as failure:
@@ -107,6 +111,11 @@ class LoopBatcher:
                 future.set_result(value)
             else:
                 future.set_exception(refusal)
+
+    def _take_batch(self) -> list[tuple[Callable[[], Any], asyncio.Future[Any]]]:
+        batch = self._pending[:MAX_BATCH]
+        del self._pending[:MAX_BATCH]
+        return batch
 
     def close(self) -> None:
         self._helper.shutdown(wait=False)

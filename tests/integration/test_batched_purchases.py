@@ -1,0 +1,135 @@
+"""The buy route under concurrent requests: batched on SQLite, on threads on PostgreSQL.
+
+Whatever the path, each purchase is answered once it is durable, a refusal is its own, and a
+batch that cannot be saved is answered 503 to every purchase in it, none of them kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import RootTransaction
+from sqlalchemy.exc import OperationalError
+
+from grattage.entrypoints.http import create_app
+from grattage.entrypoints.http.batching import LoopBatcher
+from grattage.service import accounts, tickets
+from support import PASSWORD, World, make_world
+
+BUYERS = 24
+
+
+def token_of(world: World, balance_cents: int) -> tuple[int, str]:
+    email = f"buyer{secrets.token_hex(4)}@example.org"
+    player_id = world.player(balance_cents, email=email)
+    return player_id, accounts.log_in(world.platform, email, PASSWORD).token
+
+
+async def buy_together(world: World, tokens: list[str]) -> list[httpx.Response]:
+    app = create_app(world.settings, platform=world.platform, mount_web=False)
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://grattage") as client:
+            return await _post_all(client, tokens)
+    finally:
+        app.state.writes.close()
+
+
+async def _post_all(client: httpx.AsyncClient, tokens: list[str]) -> list[httpx.Response]:
+    purchases = [
+        client.post(
+            "/api/games/cash/tickets",
+            json={"mode": "auto"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        for token in tokens
+    ]
+    return list(await asyncio.gather(*purchases))
+
+
+def commits_of(world: World) -> list[int]:
+    counted = [0]
+    engine = world.platform.uow.engine  # type: ignore[attr-defined]
+
+    @event.listens_for(engine, "commit")
+    def count(_connection: Any) -> None:
+        counted[0] += 1
+
+    return counted
+
+
+def test_concurrent_purchases_are_all_sold_once_and_on_sqlite_share_their_commits(
+    world: World,
+) -> None:
+    world.stock("cash")
+    player, token = token_of(world, 500 * BUYERS)
+    commits = commits_of(world)
+    answers = asyncio.run(buy_together(world, [token] * BUYERS))
+    assert [answer.status_code for answer in answers] == [201] * BUYERS
+    assert len({answer.json()["id"] for answer in answers}) == BUYERS
+    prizes = sum(answer.json()["prize_cents"] for answer in answers)
+    assert world.balance(player) == prizes
+    if world.settings.database_url.startswith("sqlite"):
+        assert commits[0] < BUYERS / 2, f"{commits[0]} commits for {BUYERS} purchases"
+
+
+def test_a_refused_purchase_in_a_batch_gets_its_own_error_and_the_others_stand(
+    world: World,
+) -> None:
+    world.stock("cash")
+    rich, rich_token = token_of(world, 500 * 8)
+    poor, poor_token = token_of(world, 0)
+    answers = asyncio.run(buy_together(world, [rich_token, poor_token] * 8))
+    codes = [answer.status_code for answer in answers]
+    assert codes == [201, 409] * 8
+    assert {answer.json()["error"] for answer in answers[1::2]} == {"insufficient_balance"}
+    assert world.balance(poor) == 0
+    assert world.balance(rich) == sum(answer.json()["prize_cents"] for answer in answers[::2])
+
+
+@pytest.fixture
+def sqlite_world(tmp_path: Path) -> Iterator[World]:
+    """Batches are SQLite's: PostgreSQL commits each purchase on its own."""
+    with make_world("sqlite", tmp_path) as built:
+        yield built
+
+
+def test_a_batch_that_cannot_be_saved_is_answered_503_to_every_purchase_and_keeps_none(
+    sqlite_world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = sqlite_world
+    world.stock("cash")
+    player, token = token_of(world, 500 * BUYERS)
+    commit = RootTransaction.commit
+    failed = []
+
+    def disk_fails_on_the_batch_commit(transaction: RootTransaction) -> None:
+        if threading.current_thread().name.startswith("grattage-commit"):
+            failed.append(1)
+            raise OperationalError("COMMIT", {}, sqlite3.OperationalError("disk I/O error"))
+        commit(transaction)
+
+    monkeypatch.setattr(RootTransaction, "commit", disk_fails_on_the_batch_commit)
+    answers = asyncio.run(buy_together(world, [token] * BUYERS))
+    monkeypatch.undo()
+    assert [answer.status_code for answer in answers] == [503] * BUYERS
+    assert 0 < len(failed) < BUYERS / 2
+    assert world.balance(player) == 500 * BUYERS
+    assert tickets.history(world.platform, player, limit=100)[0] == []
+    # The platform carries on: the next purchase is sold and kept.
+    assert asyncio.run(buy_together(world, [token]))[0].status_code == 201
+
+
+def test_the_buy_route_batches_on_sqlite_only(world: World) -> None:
+    app = create_app(world.settings, platform=world.platform, mount_web=False)
+    batched = isinstance(app.state.writes, LoopBatcher)
+    assert batched == world.settings.database_url.startswith("sqlite")
