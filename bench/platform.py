@@ -10,7 +10,8 @@ and prints plays/s, p50/p99 latency and the ratio plays/s ÷ bare requests/s, th
 ``grattage reconcile``. Targets: ≥ 1 000 plays/s, p99 ≤ 50 ms, ratio ≥ 0.12. The same run is
 repeated on PostgreSQL when ``GRATTAGE_BENCH_POSTGRES_URL`` (or ``GRATTAGE_TEST_DATABASE_URL``)
 is set, in a schema of its own dropped afterwards. ``GRATTAGE_BENCH_WORKERS`` sets the server's
-worker processes (default 2, the cores of the reference machine).
+worker processes (default 2, the cores of the reference machine); SQLite is also measured with
+one worker, SQLite's single writer.
 
 The load generator is a minimal asyncio HTTP/1.1 client, so that it takes as little of the
 machine's CPU from the server as possible. Run with ``python -m bench.platform``.
@@ -237,6 +238,11 @@ def _postgres_schema_url(base: str, schema: str) -> str:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         _run("SQLite", f"sqlite:///{folder}/bench.db", folder, WORKERS)
+    if WORKERS != 1:
+        # SQLite has one writer: a single worker spends no time taking turns with another.
+        with tempfile.TemporaryDirectory() as folder:
+            print()
+            _run("SQLite", f"sqlite:///{folder}/bench.db", folder, 1)
     postgres = os.environ.get("GRATTAGE_BENCH_POSTGRES_URL") or os.environ.get(
         "GRATTAGE_TEST_DATABASE_URL"
     )

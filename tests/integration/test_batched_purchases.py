@@ -11,6 +11,7 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,13 @@ def token_of(world: World, balance_cents: int) -> tuple[int, str]:
     email = f"buyer{secrets.token_hex(4)}@example.org"
     player_id = world.player(balance_cents, email=email)
     return player_id, accounts.log_in(world.platform, email, PASSWORD).token
+
+
+def buy(world: World, tokens: list[str]) -> list[httpx.Response]:
+    """The purchases, all at once, from an event loop of their own (on a thread of its own:
+    the browser tests' Playwright keeps a loop running on the main thread)."""
+    with ThreadPoolExecutor(max_workers=1) as runner:
+        return runner.submit(lambda: asyncio.run(buy_together(world, tokens))).result()
 
 
 async def buy_together(world: World, tokens: list[str]) -> list[httpx.Response]:
@@ -73,7 +81,7 @@ def test_concurrent_purchases_are_all_sold_once_and_on_sqlite_share_their_commit
     world.stock("cash")
     player, token = token_of(world, 500 * BUYERS)
     commits = commits_of(world)
-    answers = asyncio.run(buy_together(world, [token] * BUYERS))
+    answers = buy(world, [token] * BUYERS)
     assert [answer.status_code for answer in answers] == [201] * BUYERS
     assert len({answer.json()["id"] for answer in answers}) == BUYERS
     prizes = sum(answer.json()["prize_cents"] for answer in answers)
@@ -88,7 +96,7 @@ def test_a_refused_purchase_in_a_batch_gets_its_own_error_and_the_others_stand(
     world.stock("cash")
     rich, rich_token = token_of(world, 500 * 8)
     poor, poor_token = token_of(world, 0)
-    answers = asyncio.run(buy_together(world, [rich_token, poor_token] * 8))
+    answers = buy(world, [rich_token, poor_token] * 8)
     codes = [answer.status_code for answer in answers]
     assert codes == [201, 409] * 8
     assert {answer.json()["error"] for answer in answers[1::2]} == {"insufficient_balance"}
@@ -119,14 +127,14 @@ def test_a_batch_that_cannot_be_saved_is_answered_503_to_every_purchase_and_keep
         commit(transaction)
 
     monkeypatch.setattr(RootTransaction, "commit", disk_fails_on_the_batch_commit)
-    answers = asyncio.run(buy_together(world, [token] * BUYERS))
+    answers = buy(world, [token] * BUYERS)
     monkeypatch.undo()
     assert [answer.status_code for answer in answers] == [503] * BUYERS
     assert 0 < len(failed) < BUYERS / 2
     assert world.balance(player) == 500 * BUYERS
     assert tickets.history(world.platform, player, limit=100)[0] == []
     # The platform carries on: the next purchase is sold and kept.
-    assert asyncio.run(buy_together(world, [token]))[0].status_code == 201
+    assert buy(world, [token])[0].status_code == 201
 
 
 def test_the_buy_route_batches_on_sqlite_only(world: World) -> None:

@@ -92,17 +92,19 @@ class LoopBatcher:
         # Taken once the database is ours: what arrived while waiting for it joins this batch.
         batch = self._take_batch()
         outcomes: list[tuple[asyncio.Future[Any], Any, Exception | None]] = []
-        for work, future in batch:
-            if future.done():  # the client went away before its turn: nothing was sold
-                continue
-            try:
-                outcomes.append((future, work(), None))
-            except Exception as refused:
-                outcomes.append((future, None, refused))
         try:
-            await loop.run_in_executor(self._helper, self._uow.release)
-        except Exception as failure:
-            _fail([(None, future) for future, _, _ in outcomes], failure)
+            for work, future in batch:
+                if future.done():  # the client went away before its turn: nothing was sold
+                    continue
+                try:
+                    outcomes.append((future, work(), None))
+                except Exception as refused:
+                    outcomes.append((future, None, refused))
+        finally:
+            # Even when something worse than an exception stops the batch, the database is let
+            # go (what was sold is kept, unanswered, as after a lost answer).
+            saved = await self._release(outcomes)
+        if not saved:
             return
         for future, value, refusal in outcomes:
             if future.done():
@@ -111,6 +113,15 @@ class LoopBatcher:
                 future.set_result(value)
             else:
                 future.set_exception(refusal)
+
+    async def _release(self, outcomes: list[tuple[asyncio.Future[Any], Any, Any]]) -> bool:
+        """Commit the batch; on failure answer every purchase in it with the failure."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._helper, self._uow.release)
+        except Exception as failure:
+            _fail([(None, future) for future, _, _ in outcomes], failure)
+            return False
+        return True
 
     def _take_batch(self) -> list[tuple[Callable[[], Any], asyncio.Future[Any]]]:
         batch = self._pending[:MAX_BATCH]
