@@ -81,7 +81,7 @@ def create_app(
     mount_docs(app)
     app.state.settings = settings
     app.state.platform = platform
-    writes = writes_for(platform.uow)
+    writes = writes_for(platform.uow, settings.purchase_threads)
     app.state.writes = writes
     app.add_middleware(SecurityHeaders)
     install_error_handlers(app)

@@ -14,8 +14,11 @@ hold the loop) and only then answers them. A purchase refused (insufficient bala
 out…) is rolled back alone and answered with its error; if the commit fails, every purchase
 of the batch is answered 503 and none was kept. Nothing is acknowledged before it is durable.
 
-Elsewhere (PostgreSQL: many writers at once, nothing to gain) :class:`OnThreads` runs the work
-on the request threads as FastAPI runs any sync route.
+Elsewhere (PostgreSQL) :class:`OnThreads` runs each purchase in a transaction of its own on a
+few threads of its own (``GRATTAGE_PURCHASE_THREADS``), not on FastAPI's forty: a purchase
+holds its block's row until it commits, and every thread that waits for the GIL meanwhile
+stretches that hold. A batch there would hold the rows of many players and blocks at once, and
+two workers' batches could deadlock.
 """
 
 from __future__ import annotations
@@ -25,8 +28,6 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar, cast
-
-from starlette.concurrency import run_in_threadpool
 
 T = TypeVar("T")
 
@@ -49,11 +50,14 @@ class Writes(Protocol):
 
 
 class OnThreads:
+    def __init__(self, threads: int) -> None:
+        self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grattage-buy")
+
     async def run(self, work: Callable[[], T]) -> T:
-        return await run_in_threadpool(work)
+        return await asyncio.get_running_loop().run_in_executor(self._threads, work)
 
     def close(self) -> None:
-        pass
+        self._threads.shutdown(wait=False)
 
 
 class LoopBatcher:
@@ -138,8 +142,8 @@ def _fail(batch: list[tuple[Any, asyncio.Future[Any]]], failure: Exception) -> N
             future.set_exception(failure)
 
 
-def writes_for(uow: object) -> Writes:
-    """The batcher when the unit of work can hold batches, threads otherwise."""
+def writes_for(uow: object, threads: int) -> Writes:
+    """The batcher when the unit of work can hold batches, ``threads`` threads otherwise."""
     if getattr(uow, "holds_batches", False):
         return LoopBatcher(cast(HoldsBatches, uow))
-    return OnThreads()
+    return OnThreads(threads)
