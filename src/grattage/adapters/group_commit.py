@@ -53,6 +53,12 @@ class _Batch:
         self.failure: BaseException | None = None
 
 
+class _Refusal:
+    """What a write's body raised, if anything."""
+
+    error: BaseException | None = None
+
+
 class GroupCommitter:
     def __init__(
         self,
@@ -103,16 +109,10 @@ class GroupCommitter:
         except BaseException:
             self._turn.release()
             raise
-        error: BaseException | None = None
+        refusal = _Refusal()
         try:
-            # Plain SQL savepoints: SQLAlchemy's nested transactions cost more than the sale.
-            _SAVEPOINT(connection)
-            try:
-                yield self._make_repositories(connection)
-            except BaseException as raised:
-                error = raised
-                _ROLLBACK_TO_SAVEPOINT(connection)
-            _RELEASE_SAVEPOINT(connection)
+            with self._savepoint(connection, refusal) as repositories:
+                yield repositories
         except BaseException as broken:
             # The connection failed under us: the whole batch is lost, and all its callers
             # must hear it (none of them has answered yet).
@@ -125,8 +125,8 @@ class GroupCommitter:
         if last:
             self._commit(batch)
         self._turn.release()
-        if error is not None:
-            raise error
+        if refusal.error is not None:
+            raise refusal.error
         batch.done.wait()
         if batch.failure is not None:
             raise Unavailable("the database could not save this change; retry") from batch.failure
@@ -176,22 +176,30 @@ class GroupCommitter:
             raise Unavailable("the database could not save this change; retry")
         connection, batch = self._connection, self._batch
         assert connection is not None and batch is not None
-        error: BaseException | None = None
+        refusal = _Refusal()
         try:
-            _SAVEPOINT(connection)
-            try:
-                yield self._make_repositories(connection)
-            except BaseException as raised:
-                error = raised
-                _ROLLBACK_TO_SAVEPOINT(connection)
-            _RELEASE_SAVEPOINT(connection)
+            with self._savepoint(connection, refusal) as repositories:
+                yield repositories
         except BaseException as broken:
             self._hold_failure = broken
             self._abandon(batch, broken)
             raise Unavailable("the database could not save this change; retry") from broken
         batch.size += 1
-        if error is not None:
-            raise error
+        if refusal.error is not None:
+            raise refusal.error
+
+    @contextmanager
+    def _savepoint(self, connection: Connection, refusal: _Refusal) -> Iterator[Any]:
+        """The body in a savepoint of its own: an exception from it rolls back only its own
+        work and is kept in ``refusal`` for the caller to raise once the batch is settled.
+        Plain SQL savepoints: SQLAlchemy's nested transactions cost more than the sale."""
+        _SAVEPOINT(connection)
+        try:
+            yield self._make_repositories(connection)
+        except BaseException as raised:
+            refusal.error = raised
+            _ROLLBACK_TO_SAVEPOINT(connection)
+        _RELEASE_SAVEPOINT(connection)
 
     def _commit(self, batch: _Batch) -> None:
         """Commit the open batch (called holding the turn) and wake its callers."""
