@@ -14,7 +14,9 @@ machine-readable name sent as ``{"error": code}`` by the API.
     │   ├── PrizeNotOffered                a prize the table has no tier for
     │   ├── InvalidBlockFile               a block file that is malformed, truncated or tampered
     │   ├── InvalidZone                    a zone id the ticket does not have
-    │   └── ZoneNotRevealable              a zone that cannot be revealed yet (Astro's banner)
+    │   ├── ZoneNotRevealable              a zone that cannot be revealed yet (Astro's banner)
+    │   ├── UnstorableValue                a value the database refuses to store (a NUL in a text)
+    │   └── NoDatabase                     the database named by the settings does not exist
     ├── VerificationFailed ............... well-formed data that fails its proof (exit 1)
     ├── NotFound ......................... no such thing, or not yours (404)
     ├── Unauthorized ..................... no valid credentials (401)
@@ -78,6 +80,17 @@ class InvalidZone(InvalidInput):
 
 class ZoneNotRevealable(InvalidInput):
     code = "zone_not_revealable"
+
+
+class UnstorableValue(InvalidInput):
+    code = "unstorable_value"
+
+
+class NoDatabase(InvalidInput):
+    """The settings name a database that does not exist (only ``migrate`` and ``demo`` create
+    one): a mistyped path or a command run from another folder, never silently an empty one."""
+
+    code = "no_database"
 
 
 class VerificationFailed(GrattageError):

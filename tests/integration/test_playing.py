@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import pytest
 from fastapi.testclient import TestClient
@@ -227,12 +228,14 @@ def test_the_catalogue_shows_price_table_odds_payout_and_reconstruction(
     games = {game["name"]: game for game in client.get("/api/games").json()["games"]}
     cash, astro = games["cash"], games["astro"]
     assert cash["price_cents"] == 500 and cash["block_size"] == 40
-    assert cash["odds"] == "1 in 4.00" and cash["on_sale"] is True
+    assert cash["winning_tickets"] == 10 and cash["on_sale"] is True  # 1 in 4
     assert cash["prize_table"][0] == {"prize_cents": 10000, "count": 2}
     assert cash["reconstruction"] is False and cash["zones"] == CASH_ZONES
     # No Astro block yet: the packaged table is shown, and nothing is on sale.
     assert astro["on_sale"] is False and astro["reconstruction"] is True
-    assert (
-        astro["odds"] == "1 in 3.61" and astro["payout_percent"] == "60.003"
-    )  # 900 040 € / 1 500 000 €
+    # 1 in 3.61, 900 040 € / 1 500 000 €
+    assert Fraction(astro["block_size"], astro["winning_tickets"]) == Fraction(750_000, 207_986)
+    assert Fraction(astro["prizes_total_cents"], astro["block_size"] * 200) == Fraction(
+        90_004_000, 150_000_000
+    )
     assert astro["top_prize_cents"] == 1_600_000 and len(astro["choices"]) == 12

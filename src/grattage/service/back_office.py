@@ -54,8 +54,8 @@ def _summary(platform: Platform, block: Block, sales: ReportRow | None) -> dict[
         "prizes_paid_cents": prizes,
         "ggr_cents": stakes - prizes,
         "players": sales.players if sales else 0,
-        "payout_so_far_percent": _percent(Fraction(prizes, stakes) if stakes else None),
-        "table_payout_percent": format_percent(table.payout(game.price_cents)),
+        "price_cents": game.price_cents,
+        "table_prizes_total_cents": table.prizes_total_cents,
         "table_title": table.title,
     }
 

@@ -20,7 +20,6 @@ from grattage.blocks.sealing import new_block_key, seal_tiers
 from grattage.blocks.shuffle import secure_generator, shuffled_tiers
 from grattage.errors import Conflict, InvalidInput, NotFound
 from grattage.games import PrizeTable, default_table, find_game, game_names
-from grattage.games.money import format_percent, format_ratio
 from grattage.service.audit_trail import record, record_block_changes
 from grattage.service.context import Platform
 from grattage.service.model import Block, BlockState
@@ -253,8 +252,8 @@ def catalogue(platform: Platform) -> list[dict[str, Any]]:
                     "price_cents": game.price_cents,
                     "block_size": table.block_size,
                     "top_prize_cents": max(t.prize_cents for t in table.tiers),
-                    "odds": f"1 in {format_ratio(table.odds())}",
-                    "payout_percent": format_percent(table.payout(game.price_cents)),
+                    "winning_tickets": table.prizes_count,
+                    "prizes_total_cents": table.prizes_total_cents,
                     "reconstruction": table.reconstruction,
                     "choices": list(game.choices),
                     "zones": list(game.zones),

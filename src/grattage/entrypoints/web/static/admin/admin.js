@@ -13,6 +13,13 @@ function euros(cents) {
   return `${sign}${whole}${rest ? "," + String(rest).padStart(2, "0") : ""} €`;
 }
 
+function percent(numerator, denominator) {
+  // An exact share as « 75,00 % », rounded half-up on integers; "—" when nothing was staked.
+  if (!denominator) return "—";
+  const scaled = (BigInt(numerator) * 20000n + BigInt(denominator)) / (2n * BigInt(denominator));
+  return `${scaled / 100n},${String(scaled % 100n).padStart(2, "0")} %`;
+}
+
 function flash(text, kind = "ok") {
   const box = $("flash");
   box.textContent = text;
@@ -90,8 +97,8 @@ async function loadBlocks() {
       cell(euros(b.stakes_cents)),
       cell(euros(b.prizes_paid_cents)),
       cell(euros(b.ggr_cents)),
-      cell(b.payout_so_far_percent ? `${b.payout_so_far_percent} %` : "—"),
-      cell(`${b.table_payout_percent} %`),
+      cell(percent(b.prizes_paid_cents, b.stakes_cents)),
+      cell(percent(b.table_prizes_total_cents, b.size * b.price_cents)),
       cell(button("Details", () => showBlock(b.id), "secondary")),
     );
     return tr;
@@ -119,7 +126,8 @@ async function showBlock(blockId) {
     document.createTextNode(
       ` ${b.units_sold} of ${b.size} sold, ${b.players} players; stakes ${euros(b.stakes_cents)}, ` +
         `prizes paid ${euros(b.prizes_paid_cents)}, GGR ${euros(b.ggr_cents)}; payout so far ` +
-        `${b.payout_so_far_percent ?? "—"} % against ${b.table_payout_percent} % in the table.`,
+        `${percent(b.prizes_paid_cents, b.stakes_cents)} against ` +
+        `${percent(b.table_prizes_total_cents, b.size * b.price_cents)} in the table.`,
     ),
   );
   const actions = [];

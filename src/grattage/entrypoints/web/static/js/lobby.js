@@ -1,19 +1,19 @@
 // The lobby: balance, the two games with their numbers, the last game, the demo deposit.
 import { api, ApiError } from "./api.js";
-import { formatEuros, formatPrice, parseEuros } from "./money.js";
+import { formatEuros, formatPercent, formatPrice, formatRatio, parseEuros } from "./money.js";
 import { signById, signSvg } from "./signs.js";
 import { $, el, gameTitle, handleError, notify, refreshBalance, startPage, ticketPage } from "./ui.js";
 
 let depositMaxCents = null;
 
-function frenchDecimal(text) {
-  return String(text).replace(".", ",");
+/** The exact odds the API sends (winning tickets of a block) → « 1 chance sur 3,83 ». */
+function frenchOdds(game) {
+  return `1 chance sur ${formatRatio(game.block_size, game.winning_tickets)}`;
 }
 
-/** "1 in 3.83" (the API's wording) → « 1 chance sur 3,83 ». */
-function frenchOdds(odds) {
-  const match = /^1 in (.+)$/.exec(String(odds));
-  return match ? `1 chance sur ${frenchDecimal(match[1])}` : frenchDecimal(odds);
+/** The table's payout: its prizes over the block's stakes, « 75,00 % ». */
+function payout(game) {
+  return formatPercent(game.prizes_total_cents, game.block_size * game.price_cents);
 }
 
 function showBalance(cents) {
@@ -48,8 +48,8 @@ function gameCard(game) {
       el("dl", { class: "facts" },
         el("dt", { text: "Prix" }), el("dd", { class: "price", "data-cents": game.price_cents, text: formatPrice(game.price_cents) }),
         el("dt", { text: "Gros lot" }), el("dd", { class: "top-prize", "data-cents": game.top_prize_cents, text: formatEuros(game.top_prize_cents) }),
-        el("dt", { text: "Chances de gain" }), el("dd", { text: frenchOdds(game.odds) }),
-        el("dt", { text: "Taux de retour" }), el("dd", { text: `${frenchDecimal(game.payout_percent)} %` }),
+        el("dt", { text: "Chances de gain" }), el("dd", { text: frenchOdds(game) }),
+        el("dt", { text: "Taux de retour" }), el("dd", { text: payout(game) }),
       ),
       el("details", { class: "prizes" },
         el("summary", { text: game.reconstruction ? "Tableau de lots (reconstitué)" : "Tableau de lots" }),

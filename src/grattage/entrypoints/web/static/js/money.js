@@ -37,3 +37,22 @@ export function parseEuros(text) {
   const cents = Number(match[1]) * 100 + Number((match[2] || "").padEnd(2, "0"));
   return Number.isSafeInteger(cents) ? cents : null;
 }
+
+/** numerator / denominator rounded half-up to ``places`` decimals, French style (« 3,83 »):
+ *  exact integer arithmetic, so the figure shown is the exact ratio's rounding. */
+export function formatRatio(numerator, denominator, places = 2) {
+  if (!Number.isSafeInteger(numerator) || !Number.isSafeInteger(denominator) || denominator <= 0) {
+    throw new TypeError(`not a ratio of integers: ${numerator}/${denominator}`);
+  }
+  const scale = 10n ** BigInt(places);
+  const scaled = BigInt(numerator) * scale * 2n + BigInt(denominator);
+  const rounded = scaled / (2n * BigInt(denominator));
+  const whole = (rounded / scale).toString();
+  const decimals = places ? "," + (rounded % scale).toString().padStart(places, "0") : "";
+  return groupThousands(whole) + decimals;
+}
+
+/** A share as a percentage: formatPercent(3, 4) → « 75,00 % » (places decimals). */
+export function formatPercent(numerator, denominator, places = 2) {
+  return `${formatRatio(numerator * 100, denominator, places)}${NO_BREAK_SPACE}%`;
+}
