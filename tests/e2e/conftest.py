@@ -1,17 +1,8 @@
+"""What the end-to-end tests add to the shared ``world`` (tests/conftest.py)."""
+
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from support import DATABASES, World, make_world
-
-
-@pytest.fixture(params=DATABASES)
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    with make_world(request.param, tmp_path) as built:
-        yield built
+from support import World
 
 
 def cli_env(world: World) -> dict[str, str]:

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-
-from support import DATABASES, World, make_world
 
 from .harness import FIGURES, PLAY_WITHOUT_LIMITS, SOAK
 
 
-@pytest.fixture(params=DATABASES)
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    """A fresh database of each kind; its books must reconcile at teardown."""
-    with make_world(request.param, tmp_path, **PLAY_WITHOUT_LIMITS) as built:
-        yield built
+@pytest.fixture
+def world_settings() -> dict[str, object]:
+    """The shared ``world`` (tests/conftest.py), without the responsible-gaming limits."""
+    return dict(PLAY_WITHOUT_LIMITS)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

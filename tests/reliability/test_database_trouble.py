@@ -35,6 +35,33 @@ from .trouble import PurchaseLoad, TcpProxy, fill, tmpfs, wait_for_refusals, wai
 
 CLIENTS = 4
 DEPOSIT = 1_000_000
+SWEEP_FAILED = "sweep failed; retrying"
+"""What the server's sweeper logs, with its traceback, when the database is away: it retries."""
+_CHAINED = (
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
+
+
+def unexpected_tracebacks(log: str) -> list[str]:
+    """The line introducing each traceback of ``log`` that is not the sweeper's retry notice.
+
+    A traceback chained to the one before (``raise … from``, an error while handling another)
+    belongs to that one's record; every other traceback starts a record of its own, introduced
+    by the line before it — which must be :data:`SWEEP_FAILED`.
+    """
+    lines = log.splitlines()
+    unexpected = []
+    for index, line in enumerate(lines):
+        if "Traceback" not in line:
+            continue
+        before = [text for text in lines[max(0, index - 2) : index] if text.strip()]
+        if before and before[-1].strip(" |") in _CHAINED:
+            continue
+        introduction = before[-1] if before else "(the log's first line)"
+        if not introduction.endswith(SWEEP_FAILED):
+            unexpected.append(f"{introduction!r} then {line!r}")
+    return unexpected
 
 
 @contextmanager
@@ -105,7 +132,7 @@ def run_trouble(
     assert books.reconcile_discrepancies == []
     assert books.units_sold_twice == 0 and books.stakes_without_ticket == 0
     assert all(player_balance_matches_tickets(world, p, DEPOSIT) for p in players)
-    assert "Traceback" not in server.log() or "sweep failed" in server.log()
+    assert unexpected_tracebacks(server.log()) == []
 
 
 def test_sqlite_disk_full_refuses_with_503_and_resumes(tmp_path: Path) -> None:
@@ -208,3 +235,31 @@ def test_postgres_down_or_read_only_refuses_with_503_and_resumes(
         finally:
             admin(terminate)
             admin(f'DROP ROLE IF EXISTS "{role}"')
+
+
+SWEEPER_RETRY = """INFO:     127.0.0.1:5000 - "POST /api/games/cash/tickets HTTP/1.1" 503
+sweep failed; retrying
+Traceback (most recent call last):
+  File "psycopg/connection.py", line 119, in connect
+psycopg.OperationalError: connection failed: Connection refused
+	Is the server running on that host and accepting TCP/IP connections?
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "grattage/entrypoints/http/__init__.py", line 35, in _sweep_forever
+sqlalchemy.exc.OperationalError: (psycopg.OperationalError) connection failed
+"""
+REQUEST_CRASH = """ERROR:    Exception in ASGI application
+Traceback (most recent call last):
+  File "uvicorn/protocols/http/h11_impl.py", line 403, in run_asgi
+KeyError: 'ticket'
+"""
+
+
+def test_the_log_check_spares_the_sweepers_retries_and_nothing_else() -> None:
+    assert unexpected_tracebacks(SWEEPER_RETRY * 3) == []
+    found = unexpected_tracebacks(SWEEPER_RETRY + REQUEST_CRASH + SWEEPER_RETRY)
+    assert found == [
+        "'ERROR:    Exception in ASGI application' then 'Traceback (most recent call last):'"
+    ]

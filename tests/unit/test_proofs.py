@@ -118,7 +118,7 @@ def hex_flip(text: str) -> str:
             lambda p: p.__setitem__("position", p["position"] + 1),
             "do not lead to the committed root",
         ),
-        (lambda p: p.__setitem__("tier", 2), "do not lead|pays"),
+        (lambda p: p.__setitem__("tier", 2), "tier 2 pays 2000 cents, not 1600000"),
         (lambda p: p.__setitem__("prize_cents", 200), "pays"),
         (lambda p: p.__setitem__("salt", hex_flip(p["salt"])), "do not lead to the committed root"),
         (lambda p: p["path"].__setitem__(0, hex_flip(p["path"][0])), "do not lead"),

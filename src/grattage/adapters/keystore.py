@@ -11,9 +11,8 @@ import os
 import threading
 from pathlib import Path
 
+from grattage.blocks.sealing import KEY_BYTES
 from grattage.errors import Unavailable
-
-KEY_BYTES = 32
 
 
 class FileKeyStore:

@@ -37,7 +37,8 @@ from grattage.games.table import PrizeTable, table_from_dict
 MAGIC = b"GRTBLK01"
 _LENGTH = struct.Struct(">I")
 MAX_HEADER_BYTES = 1 << 20
-CHUNK_UNITS = 1 << 22
+IO_CHUNK_UNITS = 1 << 22
+"""Units (one byte each) written or read per system call: 4 MiB, not a storage chunk."""
 GENERATOR_NAME = (
     "numpy Generator.shuffle (Fisher-Yates, Lemire bounded draws) over randomgen ChaCha20, "
     "key from os.urandom"
@@ -100,9 +101,9 @@ def write_block_file(
     with open(temporary, "wb") as out:
         out.write(MAGIC + _LENGTH.pack(len(header_bytes)) + header_bytes)
         view = np.ascontiguousarray(tiers).data
-        for start in range(0, len(tiers), CHUNK_UNITS):
-            out.write(view[start : start + CHUNK_UNITS])
-            progress("writing", min(start + CHUNK_UNITS, len(tiers)), len(tiers))
+        for start in range(0, len(tiers), IO_CHUNK_UNITS):
+            out.write(view[start : start + IO_CHUNK_UNITS])
+            progress("writing", min(start + IO_CHUNK_UNITS, len(tiers)), len(tiers))
         out.flush()
         os.fsync(out.fileno())
     os.replace(temporary, path)
@@ -154,7 +155,7 @@ def read_header(stream: BinaryIO, name: str) -> BlockHeader:
 
 
 def _chunks(stream: BinaryIO) -> Iterator[bytes]:
-    while chunk := stream.read(CHUNK_UNITS):
+    while chunk := stream.read(IO_CHUNK_UNITS):
         yield chunk
 
 
@@ -203,12 +204,3 @@ def verify_block_file(path: Path, progress: Progress = silent) -> VerifiedBlock:
     if wrong:
         raise VerificationFailed(f"{name}: " + "; ".join(wrong))
     return VerifiedBlock(header=header, counts=found)
-
-
-def read_block_units(path: Path) -> tuple[BlockHeader, TierArray]:
-    """Load a verified block's units into memory (12 MB for a Cash block)."""
-    verified = verify_block_file(path)
-    with open(path, "rb") as stream:
-        read_header(stream, str(path))
-        units = np.frombuffer(stream.read(), dtype=np.uint8)
-    return verified.header, units

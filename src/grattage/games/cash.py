@@ -118,7 +118,7 @@ class Cash(Game):
         pool = list(NUMBERS)
         size = len(pool)
         drawn = CLOVERS + STARS - matches
-        for i in range(drawn):  # partial Fisher–Yates, as randomness.sample
+        for i in range(drawn):  # partial Fisher–Yates over rng.below (see randomness)
             j = i + rng.below(size - i)
             pool[i], pool[j] = pool[j], pool[i]
         winning = pool[:CLOVERS]

@@ -8,8 +8,9 @@ so the draws are specified here down to the byte, using only the standard librar
   big-endian unsigned 32-bit words.
 * ``below(n)`` takes the next word ``w`` and rejects it while ``w >= 2**32 - 2**32 % n`` (so every
   residue is equally likely), then answers ``w % n``.
-* :func:`sample` is a partial Fisher–Yates shuffle: for ``i`` in ``0..k-1`` it swaps item ``i``
-  with item ``i + below(len - i)``.
+
+The games build their shuffles from ``below`` alone (Cash's partial Fisher–Yates swaps item ``i``
+with item ``i + below(len - i)``): a design is pinned by the seed and the order of its draws.
 
 :class:`SystemRandomness` answers ``below`` from the operating system's CSPRNG, for draws that
 must not be reproducible.
@@ -20,10 +21,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import struct
-from collections.abc import Sequence
-from typing import Protocol, TypeVar
-
-T = TypeVar("T")
+from typing import Protocol
 
 _DOMAIN = b"grattage/rng/v1"
 _CHUNK_BYTES = 512
@@ -77,25 +75,3 @@ class SystemRandomness:
 
     def below(self, n: int) -> int:
         return secrets.randbelow(n)
-
-
-def sample(rng: Randomness, population: Sequence[T], k: int) -> list[T]:
-    """``k`` distinct items of ``population`` in random order (partial Fisher–Yates)."""
-    items = list(population)
-    size = len(items)
-    if not 0 <= k <= size:
-        raise ValueError(f"cannot sample {k!r} items from {size!r}")
-    for i in range(k):
-        j = i + rng.below(size - i)
-        items[i], items[j] = items[j], items[i]
-    return items[:k]
-
-
-def shuffled(rng: Randomness, items: Sequence[T]) -> list[T]:
-    """All of ``items`` in a uniformly random order."""
-    return sample(rng, items, len(items))
-
-
-def choice(rng: Randomness, items: Sequence[T]) -> T:
-    """One item of ``items``, uniformly."""
-    return items[rng.below(len(items))]

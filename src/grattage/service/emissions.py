@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from grattage.blocks.commitment import build_tree
+from grattage.blocks.progress import Progress
 from grattage.blocks.proofs import make_commitment
 from grattage.blocks.sealing import new_block_key, seal_tiers
 from grattage.blocks.shuffle import secure_generator, shuffled_tiers
@@ -26,9 +26,6 @@ from grattage.service.model import Block, BlockState
 
 CHUNK_UNITS = 64 * 1024
 """Units per stored chunk: 64 KiB rows keep a 12 000 000-unit block at 184 rows."""
-
-Progress = Callable[[str, int, int], None]
-"""``progress(step, done, total)``: what the CLI draws its progress bars from."""
 
 
 def _no_progress(step: str, done: int, total: int) -> None:
