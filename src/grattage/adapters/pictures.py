@@ -25,7 +25,7 @@ def _figure() -> Figure:
 
 def _render(figure: Figure, fmt: Literal["png", "svg"]) -> bytes:
     buffer = io.BytesIO()
-    # No date in an SVG: the same series draws the same bytes.
+    # No date in an SVG: the picture says when its data is from, not when it was drawn.
     figure.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
     return buffer.getvalue()
 
