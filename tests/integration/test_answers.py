@@ -42,6 +42,7 @@ def test_the_ticket_routes_send_exactly_the_fields_their_schema_declares(
     bought = client.post("/api/games/cash/tickets", json={"mode": "play"}, headers=CSRF)
     assert bought.status_code == 201
     assert set(bought.json()) == ticket_fields  # no reality check is due: the field is absent
+    assert bought.json()["created_at"].endswith("Z")  # UTC, written as the pages read it
     assert properties(openapi, "PurchasedTicket") == ticket_fields | {"reality_check"}
     ticket_id = bought.json()["id"]
     revealed = client.post(f"/api/tickets/{ticket_id}/reveal", json={"all": True}, headers=CSRF)
