@@ -110,3 +110,35 @@ def test_the_matplotlib_renderer_draws_png_and_svg_from_exact_series() -> None:
     for drawn in (renderer.payout(payout, "svg"), renderer.tiers(tiers, "svg")):
         assert ElementTree.fromstring(drawn).tag.endswith("svg")
     assert b"<dc:date>" not in renderer.payout(payout, "svg")
+
+
+def test_the_first_charts_drawn_on_eight_threads_at_once_all_succeed() -> None:
+    # In a fresh interpreter: matplotlib's first import is what races (two chart requests
+    # right after the server starts).
+    probe = """
+import threading
+from fractions import Fraction
+from grattage.adapters.pictures import MatplotlibCharts
+from grattage.service.records import PayoutPoint, PayoutSeries, TierBar, TierSeries
+renderer = MatplotlibCharts()
+payout = PayoutSeries(1, "cash", 10, (PayoutPoint(1, Fraction(1, 2)),), Fraction(1, 2))
+tiers = TierSeries(1, "cash", (TierBar(500, 3, Fraction(1, 3), 1),))
+failures = []
+together = threading.Barrier(8)
+def draw(index):
+    together.wait()
+    try:
+        renderer.payout(payout, "svg") if index % 2 else renderer.tiers(tiers, "png")
+    except Exception as error:
+        failures.append(repr(error))
+threads = [threading.Thread(target=draw, args=(index,)) for index in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(failures)
+"""
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert shown.strip() == "[]"

@@ -8,6 +8,7 @@ the app starts: most processes never draw one.
 from __future__ import annotations
 
 import io
+import threading
 from typing import TYPE_CHECKING, Literal
 
 from grattage.games.money import format_euros
@@ -15,12 +16,25 @@ from grattage.service.records import PayoutSeries, TierSeries
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+
+_FIRST_IMPORT = threading.Lock()
+
+
+def _matplotlib() -> tuple[type[Figure], type[FuncFormatter]]:
+    # matplotlib's first import, run on two threads at once (two chart requests right after
+    # start), fails on its own circular imports (ImportError, even a deadlock): one thread
+    # imports, the others wait. Figure alone: no pyplot, no global state.
+    with _FIRST_IMPORT:
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import FuncFormatter
+    return Figure, FuncFormatter
 
 
 def _figure() -> Figure:
-    from matplotlib.figure import Figure  # Figure alone: no pyplot, no global state
-
-    return Figure(figsize=(7, 3.6), dpi=100, layout="constrained")
+    figure_class, _ = _matplotlib()
+    return figure_class(figsize=(7, 3.6), dpi=100, layout="constrained")
 
 
 def _render(figure: Figure, fmt: Literal["png", "svg"]) -> bytes:
@@ -51,8 +65,7 @@ class MatplotlibCharts:
         return _render(figure, fmt)
 
     def tiers(self, series: TierSeries, fmt: Literal["png", "svg"]) -> bytes:
-        from matplotlib.ticker import FuncFormatter
-
+        _, FuncFormatter = _matplotlib()  # noqa: N806 (a class)
         bars = series.bars
         figure = _figure()
         axes = figure.add_subplot()
