@@ -77,7 +77,7 @@ def test_reconcile_lists_every_discrepancy_of_a_corrupted_ledger_and_exits_1(
     world.stock("cash")
     player = world.player(40 * 500)
     sold: list[dict] = []
-    while not any(ticket["prize_cents"] for ticket in sold):
+    while not any(ticket.prize_cents for ticket in sold):
         sold.append(tickets.buy(world.platform, player, game_name="cash", mode="auto")[0])
     winner = sold[-1]
     world.check_books = False
@@ -85,11 +85,11 @@ def test_reconcile_lists_every_discrepancy_of_a_corrupted_ledger_and_exits_1(
         sql = repos.connection.exec_driver_sql  # type: ignore[attr-defined]
         sql(f"UPDATE accounts SET balance_cents = balance_cents + 1 WHERE player_id = {player}")
         prize_movements = (
-            f"SELECT id FROM movements WHERE kind = 'prize' AND ticket_id = {winner['id']}"
+            f"SELECT id FROM movements WHERE kind = 'prize' AND ticket_id = {winner.id}"
         )
         sql(f"DELETE FROM entries WHERE movement_id IN ({prize_movements})")
-        sql(f"DELETE FROM movements WHERE kind = 'prize' AND ticket_id = {winner['id']}")
-        sql(f"UPDATE blocks SET sold = sold + 1 WHERE id = {winner['document']['block']}")
+        sql(f"DELETE FROM movements WHERE kind = 'prize' AND ticket_id = {winner.id}")
+        sql(f"UPDATE blocks SET sold = sold + 1 WHERE id = {winner.document['block']}")
         sql("INSERT INTO entries (movement_id, account_id, amount_cents) VALUES (1, 1, 7)")
     code, out, err = run(world, "reconcile")
     assert code == 1
@@ -98,8 +98,8 @@ def test_reconcile_lists_every_discrepancy_of_a_corrupted_ledger_and_exits_1(
     assert f"account player:{player}" in text
     assert "entries sum to 7 cents, not 0" in text
     assert "movement 1: its entries sum to 7" in text
-    assert f"ticket {winner['id']}: won" in text
-    block = winner["document"]["block"]
+    assert f"ticket {winner.id}: won" in text
+    block = winner.document["block"]
     assert f"block {block}: counter says {len(sold) + 1} sold, {len(sold)} tickets exist" in text
     assert "discrepancies" in err
 

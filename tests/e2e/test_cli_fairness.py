@@ -24,7 +24,7 @@ def test_a_proof_file_verifies_and_a_tampered_one_exits_1(world: World, tmp_path
     world.stock("astro")
     player = world.player(1000)
     ticket, _ = tickets.buy(world.platform, player, game_name="astro", mode="auto", sign="pisces")
-    proof = fairness.ticket_proof(world.platform, player, ticket["id"])
+    proof = fairness.ticket_proof(world.platform, player, ticket.id)
     good = tmp_path / "proof.json"
     good.write_text(json.dumps(proof))
     result = run(world, "verify-ticket", str(good))

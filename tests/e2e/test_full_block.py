@@ -31,5 +31,5 @@ def test_a_full_cash_block_fits_in_64_mb_and_sells(tmp_path: Path) -> None:
         player = world.player(5000)
         for _ in range(10):
             ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="auto")
-            assert ticket["prize_cents"] == 0 or table.tier_for_prize(ticket["prize_cents"])
+            assert ticket.prize_cents == 0 or table.tier_for_prize(ticket.prize_cents)
         assert list_blocks(world.platform, "cash")[0].sold == 10

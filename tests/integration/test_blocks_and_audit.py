@@ -17,10 +17,11 @@ from grattage.service.emissions import (
     resume_block,
     suspend_block,
 )
+from grattage.service.records import TicketView
 from support import World
 
 
-def buy(world: World, player: int) -> dict:
+def buy(world: World, player: int) -> TicketView:
     ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="auto")
     return ticket
 
@@ -43,7 +44,7 @@ def test_a_suspended_block_sells_nothing_until_resumed(world: World) -> None:
         buy(world, player)
     assert states(world) == ["suspended", "pending"]  # the next block did not open instead
     resume_block(world.platform, 1, actor="operator:o@example.org")
-    assert buy(world, player)["document"]["block"] == 1
+    assert buy(world, player).document["block"] == 1
 
 
 def test_a_closed_block_never_reopens_and_a_closed_game_says_so(world: World) -> None:

@@ -39,7 +39,7 @@ def test_fifty_simultaneous_purchases_on_a_balance_for_ten_sell_exactly_ten(
     refused = [result for result in results if isinstance(result, InsufficientBalance)]
     assert (len(sold), len(refused)) == (10, 40), Counter(type(r).__name__ for r in results)
     assert world.balance(player) == 0
-    assert len({ticket["id"] for ticket, _ in sold}) == 10
+    assert len({ticket.id for ticket, _ in sold}) == 10
 
 
 def test_the_last_unit_raced_by_twenty_buyers_is_sold_once(world: World) -> None:
@@ -58,7 +58,7 @@ def test_the_last_unit_raced_by_twenty_buyers_is_sold_once(world: World) -> None
     sold = [result for result in results if isinstance(result, tuple)]
     assert len(sold) == 1
     assert all(isinstance(result, SoldOut) for result in results if not isinstance(result, tuple))
-    assert sum(world.balance(buyer) for buyer in buyers) == 19 * 200 + sold[0][0]["prize_cents"]
+    assert sum(world.balance(buyer) for buyer in buyers) == 19 * 200 + sold[0][0].prize_cents
     assert list_blocks(world.platform, "astro")[0].state == "exhausted"
 
 
@@ -71,7 +71,7 @@ def test_a_key_replayed_concurrently_sells_one_ticket(world: World) -> None:
             world.platform, player, game_name="cash", mode="auto", idempotency_key="same"
         ),
     )
-    assert {result[0]["id"] for result in results} == {results[0][0]["id"]}
+    assert {result[0].id for result in results} == {results[0][0].id}
     assert sorted(replayed for _, replayed in results) == [False] + [True] * 9
 
 
@@ -88,11 +88,11 @@ def test_a_ticket_finished_at_once_by_its_player_and_the_sweeper_is_credited_onc
     def finish(index: int) -> Any:
         if index % 2:
             return tickets.sweep(world.platform)
-        return tickets.reveal(world.platform, player, bought[index // 2]["id"], reveal_all=True)
+        return tickets.reveal(world.platform, player, bought[index // 2].id, reveal_all=True)
 
     race(20, finish)
     # The books reconcile at teardown: one prize movement per winning ticket.
     won = sum(
-        tickets.get_ticket(world.platform, player, ticket["id"])["prize_cents"] for ticket in bought
+        tickets.get_ticket(world.platform, player, ticket.id).prize_cents for ticket in bought
     )
     assert world.balance(player) == won

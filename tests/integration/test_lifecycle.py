@@ -18,8 +18,8 @@ def test_the_server_finishes_overdue_tickets_when_it_starts(world: World) -> Non
     world.clock.advance(world.platform.policy.abandon_seconds + 1)
     app = create_app(world.settings, platform=world.platform, mount_web=False)
     with TestClient(app):
-        finished = tickets.get_ticket(world.platform, player, sold["id"])
-    assert finished["finished_by"] == "abandon"
+        finished = tickets.get_ticket(world.platform, player, sold.id)
+    assert finished.finished_by == "abandon"
 
 
 def test_the_background_sweeper_finishes_an_idle_cash_ticket(world: World) -> None:
@@ -35,7 +35,7 @@ def test_the_background_sweeper_finishes_an_idle_cash_ticket(world: World) -> No
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with world.platform.uow.read() as repos:
-                stored = repos.tickets.get(sold["id"])
+                stored = repos.tickets.get(sold.id)
             assert stored is not None
             if stored.state == "finished":
                 break

@@ -213,8 +213,8 @@ def test_someone_elses_ticket_answers_not_found(client: TestClient, world: World
     theirs, _ = tickets.buy(world.platform, other, game_name="cash", mode="play")
     signed_in(client, world)
     for response in (
-        client.get(f"/api/tickets/{theirs['id']}"),
-        reveal(client, theirs["id"], all=True),
+        client.get(f"/api/tickets/{theirs.id}"),
+        reveal(client, theirs.id, all=True),
         client.get("/api/tickets/999999"),
     ):
         assert (response.status_code, response.json()["error"]) == (404, "not_found")

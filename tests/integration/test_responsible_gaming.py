@@ -4,12 +4,13 @@ raise, self-exclusion, reality checks and the player's own history."""
 from __future__ import annotations
 
 from collections import Counter
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 
 from grattage.errors import InvalidInput, LimitReached, SelfExcluded
 from grattage.service import accounts, responsible, tickets
+from grattage.service.records import TicketView
 from integration.test_concurrency import race
 from support import PASSWORD, World
 
@@ -26,12 +27,12 @@ def test_thirty_concurrent_purchases_at_a_stake_limit_never_exceed_it(world: Wor
     player = world.player(30 * 500)
     responsible.set_limits(world.platform, player, stake_cents=7 * 500)
     results = race(30, lambda _: buy(world, player, mode="play"))
-    sold = [r for r in results if isinstance(r, dict)]
+    sold = [r for r in results if isinstance(r, TicketView)]
     refused = [r for r in results if isinstance(r, LimitReached)]
     assert (len(sold), len(refused)) == (7, 23), Counter(type(r).__name__ for r in results)
     assert world.balance(player) == 23 * 500
-    view = responsible.limits(world.platform, player)["stake"]
-    assert (view["spent_this_week_cents"], view["remaining_cents"]) == (3500, 0)
+    view = responsible.limits(world.platform, player).stake
+    assert (view.spent_this_week_cents, view.remaining_cents) == (3500, 0)
 
 
 def test_concurrent_deposits_at_a_deposit_limit_never_exceed_it(world: World) -> None:
@@ -57,13 +58,13 @@ def test_a_raised_limit_is_not_in_force_before_its_cooling_off_ends(world: World
     responsible.set_limits(world.platform, player, stake_cents=500)
     buy(world, player)
     view = responsible.set_limits(world.platform, player, stake_cents=2_000)
-    assert view["stake"]["weekly_limit_cents"] == 500
-    assert view["stake"]["pending"]["weekly_limit_cents"] == 2_000
+    assert view.stake.weekly_limit_cents == 500
+    assert view.stake.pending.weekly_limit_cents == 2_000
     world.clock.advance(7 * DAY - 60)  # still the same week? no matter: check the limit itself
-    assert responsible.limits(world.platform, player)["stake"]["weekly_limit_cents"] == 500
+    assert responsible.limits(world.platform, player).stake.weekly_limit_cents == 500
     world.clock.advance(60)
-    assert responsible.limits(world.platform, player)["stake"]["weekly_limit_cents"] == 2_000
-    assert responsible.limits(world.platform, player)["stake"]["pending"] is None
+    assert responsible.limits(world.platform, player).stake.weekly_limit_cents == 2_000
+    assert responsible.limits(world.platform, player).stake.pending is None
 
 
 def test_a_raise_refused_until_the_cooling_off_then_allowed(world: World) -> None:
@@ -118,8 +119,8 @@ def test_a_self_exclusion_cannot_be_shortened(world: World) -> None:
     player = world.player()
     responsible.exclude(world.platform, player, "30d")
     view = responsible.exclude(world.platform, player, "7d")
-    assert view["until"] == "2026-12-30T12:00:00Z"
-    assert responsible.exclude(world.platform, player, "permanent")["permanent"]
+    assert view.until == datetime(2026, 12, 30, 12, tzinfo=UTC)
+    assert responsible.exclude(world.platform, player, "permanent").permanent
     world.clock.advance(400 * DAY)
     with pytest.raises(SelfExcluded, match="permanently"):
         accounts.deposit(world.platform, player, 100)
@@ -138,8 +139,8 @@ def test_a_reality_check_comes_every_n_minutes_with_time_played_and_net_spend(
     world.clock.advance(60 * 60)
     check = responsible.reality_check(world.platform, caller)
     assert check is not None
-    assert check["minutes_played"] == 60
-    assert check["net_spend_cents"] == 500 - ticket["prize_cents"]
+    assert check.minutes_played == 60
+    assert check.net_spend_cents == 500 - ticket.prize_cents
     assert responsible.reality_check(world.platform, caller) is None
 
 
@@ -150,6 +151,6 @@ def test_players_see_their_history_of_the_last_three_months(world: World) -> Non
     world.clock.advance(80 * DAY)
     buy(world, player)
     seen = responsible.activity(world.platform, player)
-    assert seen["totals"]["deposits_cents"] == 3_000
-    assert seen["totals"]["tickets"] == 2
-    assert len(seen["days"]) == 2
+    assert seen.totals.deposits_cents == 3_000
+    assert seen.totals.tickets == 2
+    assert len(seen.days) == 2

@@ -27,9 +27,9 @@ def test_a_purchase_debits_the_stake_and_stores_a_ticket_of_the_next_unit(world:
     player = world.player(2000)
     ticket, replayed = tickets.buy(world.platform, player, game_name="cash", mode="play")
     assert not replayed
-    assert ticket["state"] == "playing"
-    assert ticket["stake_cents"] == 500
-    assert ticket["balance_after_cents"] == 1500
+    assert ticket.state == "playing"
+    assert ticket.stake_cents == 500
+    assert ticket.balance_after_cents == 1500
     assert world.balance(player) == 1500
 
 
@@ -40,7 +40,7 @@ def test_a_whole_block_sells_exactly_its_prize_table(world: World) -> None:
     prizes = []
     for _ in range(table.block_size):
         ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="auto")
-        prizes.append(ticket["prize_cents"])
+        prizes.append(ticket.prize_cents)
     expected = Counter({tier.prize_cents: tier.count for tier in table.tiers})
     expected[0] = table.losing_count
     assert Counter(prizes) == expected
@@ -80,7 +80,7 @@ def test_several_blocks_of_a_game_can_be_open_and_a_closed_one_sells_nothing(
     close_block(world.platform, first.id)
     player = world.player(1000)
     ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="auto")
-    assert ticket["document"]["block"] == second.id
+    assert ticket.document["block"] == second.id
     states = [block.state for block in list_blocks(world.platform, "cash")]
     assert states == ["closed", "open", "pending"]
     close_block(world.platform, second.id)
@@ -92,11 +92,11 @@ def test_a_sold_ticket_is_rederived_from_the_block_key_and_its_position(world: W
     world.stock("astro")
     player = world.player(1000)
     ticket, _ = tickets.buy(world.platform, player, game_name="astro", mode="auto", sign="virgo")
-    document = ticket["document"]
+    document = ticket.document
     block = list_blocks(world.platform, "astro")[0]
     key = world.platform.keys.get(block.key_id)
     game = find_game("astro", tiny_table("astro"))
-    again = design_unit(game, unit_salt(key, document["position"]), ticket["prize_cents"], "virgo")
+    again = design_unit(game, unit_salt(key, document["position"]), ticket.prize_cents, "virgo")
     assert again == {k: document[k] for k in again}
 
 
@@ -124,7 +124,7 @@ def test_a_replayed_idempotency_key_returns_the_same_ticket_and_debits_once(
         world.platform, player, game_name="cash", mode="play", idempotency_key="k-1"
     )
     assert (replayed, replayed_again) == (False, True)
-    assert again["id"] == first["id"]
+    assert again.id == first.id
     assert world.balance(player) == 1500
 
 
@@ -191,7 +191,7 @@ def test_buyers_are_spread_over_the_open_blocks_of_a_game(world: World) -> None:
     open_block(world.platform, list_blocks(world.platform, "cash")[1].id)
     first, second = world.player(500), world.player(500)
     blocks = {
-        tickets.buy(world.platform, buyer, game_name="cash", mode="auto")[0]["document"]["block"]
+        tickets.buy(world.platform, buyer, game_name="cash", mode="auto")[0].document["block"]
         for buyer in (first, second)
     }
     assert len(blocks) == 2

@@ -18,6 +18,7 @@ from grattage.errors import InsufficientBalance, LimitReached, SoldOut
 from grattage.service import tickets
 from grattage.service.emissions import list_blocks
 from grattage.service.ports import Repositories
+from grattage.service.records import TicketView
 from support import World
 
 from .harness import kind, record, scaled
@@ -99,9 +100,9 @@ def test_concurrent_reveals_and_finishes_of_one_ticket_credit_it_once(world: Wor
     credited_once = 0
     for _ in range(rounds):
         ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="play")
-        zone = ticket["zones"][0]
-        same_zone = race(20, lambda _: tickets.reveal(world.platform, player, ticket["id"], [zone]))  # noqa: B023 (run at once)
-        assert all(isinstance(r, dict) and zone in r["revealed"] for r in same_zone), kinds(
+        zone = ticket.zones[0]
+        same_zone = race(20, lambda _: tickets.reveal(world.platform, player, ticket.id, [zone]))  # noqa: B023 (run at once)
+        assert all(isinstance(r, TicketView) and zone in r.revealed for r in same_zone), kinds(
             same_zone
         )
         before = world.balance(player)
@@ -111,16 +112,16 @@ def test_concurrent_reveals_and_finishes_of_one_ticket_credit_it_once(world: Wor
             if i % 3 == 0:
                 return tickets.sweep(world.platform)
             if i % 3 == 1:
-                return tickets.get_ticket(world.platform, player, ticket["id"])  # noqa: B023
-            return tickets.reveal(world.platform, player, ticket["id"], reveal_all=True)  # noqa: B023
+                return tickets.get_ticket(world.platform, player, ticket.id)  # noqa: B023
+            return tickets.reveal(world.platform, player, ticket.id, reveal_all=True)  # noqa: B023
 
         results = race(30, finish)
         assert not [r for r in results if isinstance(r, Exception)], kinds(results)
-        final = tickets.get_ticket(world.platform, player, ticket["id"])
-        assert final["state"] == "finished"
-        assert world.balance(player) == before + final["prize_cents"]
-        expected = 1 if final["prize_cents"] else 0
-        assert _prize_movements(world, ticket["id"]) == expected
+        final = tickets.get_ticket(world.platform, player, ticket.id)
+        assert final.state == "finished"
+        assert world.balance(player) == before + final.prize_cents
+        expected = 1 if final.prize_cents else 0
+        assert _prize_movements(world, ticket.id) == expected
         credited_once += 1
     record(
         f"race reveals and finishes [{kind(world)}]",

@@ -2,22 +2,35 @@
 
 Every figure comes from the ledger's movements (stakes and prizes on the players' accounts) and
 the sold tickets: nothing here reads a block's sealed tiers, so no view shows the prize of an
-unsold unit. Money is integer cents; ratios are exact fractions, rounded only for display.
+unsold unit. Money is integer cents; ratios are exact fractions or left to the reader to divide (the
+entry points format them).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
 from fractions import Fraction
 from typing import Any, Literal
 
 from grattage.errors import InvalidInput, NotFound
-from grattage.games.money import format_percent, format_ratio
 from grattage.service.context import Platform
 from grattage.service.model import Block, ReportRow
 from grattage.service.ports import Repositories
+from grattage.service.records import (
+    BlockDetail,
+    BlockReportRow,
+    BlockSummary,
+    DayReportRow,
+    PayoutPoint,
+    PayoutSeries,
+    TierBar,
+    TierSales,
+    TierSeries,
+)
 
 ReportKind = Literal["blocks", "days"]
 BLOCK_COLUMNS = (
@@ -33,11 +46,8 @@ BLOCK_COLUMNS = (
 DAY_COLUMNS = ("day", "game", "units_sold", "stakes_cents", "prizes_cents", "ggr_cents", "players")
 
 
-def _percent(value: Fraction | None) -> str | None:
-    return None if value is None else format_percent(value)
-
-
-def _summary(platform: Platform, block: Block, sales: ReportRow | None) -> dict[str, Any]:
+def _summary_fields(platform: Platform, block: Block, sales: ReportRow | None) -> dict[str, Any]:
+    """The fields of a :class:`BlockSummary` (a :class:`BlockDetail` adds its tiers)."""
     game = platform.game_for_table(block.table_json)
     table = game.table
     stakes = sales.stakes_cents if sales else 0
@@ -64,14 +74,16 @@ def _sales_by_block(repos: Repositories) -> dict[int, ReportRow]:
     return {int(row.key): row for row in repos.reports.by_block(None, None)}
 
 
-def blocks(platform: Platform, game: str | None = None) -> list[dict[str, Any]]:
+def blocks(platform: Platform, game: str | None = None) -> list[BlockSummary]:
     with platform.uow.read() as repos:
         found = repos.blocks.all(game)
         sales = _sales_by_block(repos)
-    return [_summary(platform, block, sales.get(block.id)) for block in found]
+    return [
+        BlockSummary(**_summary_fields(platform, block, sales.get(block.id))) for block in found
+    ]
 
 
-def block(platform: Platform, block_id: int) -> dict[str, Any]:
+def block(platform: Platform, block_id: int) -> BlockDetail:
     """One block with its prizes paid tier by tier against its table."""
     with platform.uow.read() as repos:
         found = repos.blocks.get(block_id)
@@ -79,23 +91,21 @@ def block(platform: Platform, block_id: int) -> dict[str, Any]:
             raise NotFound(f"no block {block_id!r}")
         sales = _sales_by_block(repos).get(block_id)
         paid = repos.reports.prizes_paid(block_id)
-    view = _summary(platform, found, sales)
     table = platform.game_for_table(found.table_json).table
-    view["tiers"] = [
-        {
-            "tier": tier.index,
-            "prize_cents": tier.prize_cents,
-            "table_count": tier.count,
-            "expected_so_far": format_ratio(Fraction(tier.count * found.sold, found.size)),
-            "paid_count": paid.get(tier.prize_cents, (0, 0))[0],
-            "paid_cents": paid.get(tier.prize_cents, (0, 0))[1],
-        }
+    tiers = tuple(
+        TierSales(
+            tier=tier.index,
+            prize_cents=tier.prize_cents,
+            table_count=tier.count,
+            paid_count=paid.get(tier.prize_cents, (0, 0))[0],
+            paid_cents=paid.get(tier.prize_cents, (0, 0))[1],
+        )
         for tier in table.tiers
-    ]
-    return view
+    )
+    return BlockDetail(**_summary_fields(platform, found, sales), tiers=tiers)
 
 
-def payout_progress(platform: Platform, block_id: int, points: int = 200) -> dict[str, Any]:
+def payout_series(platform: Platform, block_id: int, points: int = 200) -> PayoutSeries:
     """Cumulative payout (prizes paid / stakes) as the block's units sell, in sale order."""
     with platform.uow.read() as repos:
         found = repos.blocks.get(block_id)
@@ -104,18 +114,40 @@ def payout_progress(platform: Platform, block_id: int, points: int = 200) -> dic
         bucket = max(1, -(-found.size // points))
         rows = repos.reports.progress(block_id, bucket)
     game = platform.game_for_table(found.table_json)
-    series: list[tuple[int, Fraction]] = []
+    series: list[PayoutPoint] = []
     stakes = prizes = 0
     for slot, slot_stakes, slot_prizes in rows:
         stakes += slot_stakes
         prizes += slot_prizes
         if stakes:
-            series.append((min((slot + 1) * bucket, found.sold), Fraction(prizes, stakes)))
-    return {
-        "block": found,
-        "series": series,
-        "table_payout": game.table.payout(game.price_cents),
-    }
+            series.append(
+                PayoutPoint(min((slot + 1) * bucket, found.sold), Fraction(prizes, stakes))
+            )
+    return PayoutSeries(
+        block_id=found.id,
+        game=found.game,
+        size=found.size,
+        points=tuple(series),
+        table_payout=game.table.payout(game.price_cents),
+    )
+
+
+def tier_series(platform: Platform, block_id: int) -> TierSeries:
+    """Per tier of the block's table: its count, the count expected by now, the count paid."""
+    view = block(platform, block_id)
+    return TierSeries(
+        block_id=view.id,
+        game=view.game,
+        bars=tuple(
+            TierBar(
+                prize_cents=tier.prize_cents,
+                table_count=tier.table_count,
+                expected_so_far=Fraction(tier.table_count * view.units_sold, view.size),
+                paid_count=tier.paid_count,
+            )
+            for tier in view.tiers
+        ),
+    )
 
 
 def parse_day(text: str | None, name: str) -> date | None:
@@ -137,7 +169,7 @@ def _window(since: date | None, until: date | None) -> tuple[datetime | None, da
 
 def report(
     platform: Platform, kind: ReportKind, since: date | None = None, until: date | None = None
-) -> list[dict[str, Any]]:
+) -> list[BlockReportRow] | list[DayReportRow]:
     """Sales per block or per day (UTC) and game: units, stakes, prizes, GGR, players."""
     start, end = _window(since, until)
     with platform.uow.read() as repos:
@@ -148,29 +180,36 @@ def report(
             rows = repos.reports.by_day(start, end)
         else:
             raise InvalidInput(f"a report is 'blocks' or 'days', got {kind!r}")
-    out = []
-    for row in rows:
-        figures = {
-            "game": row.game,
-            "units_sold": row.units,
-            "stakes_cents": row.stakes_cents,
-            "prizes_cents": row.prizes_cents,
-            "ggr_cents": row.stakes_cents - row.prizes_cents,
-            "players": row.players,
-        }
-        if kind == "blocks":
-            state = known[int(row.key)].state if int(row.key) in known else None
-            out.append({"block_id": int(row.key), "state": state, **figures})
-        else:
-            out.append({"day": str(row.key)[:10], **figures})
-    return out
+    if kind == "blocks":
+        return [
+            BlockReportRow(
+                **_figures(row),
+                block_id=int(row.key),
+                state=known[int(row.key)].state if int(row.key) in known else None,
+            )
+            for row in rows
+        ]
+    return [
+        DayReportRow(**_figures(row), day=date.fromisoformat(str(row.key)[:10])) for row in rows
+    ]
 
 
-def to_csv(kind: ReportKind, rows: list[dict[str, Any]]) -> str:
+def _figures(row: ReportRow) -> dict[str, Any]:
+    return {
+        "game": row.game,
+        "units_sold": row.units,
+        "stakes_cents": row.stakes_cents,
+        "prizes_cents": row.prizes_cents,
+        "ggr_cents": row.stakes_cents - row.prizes_cents,
+        "players": row.players,
+    }
+
+
+def to_csv(kind: ReportKind, rows: Sequence[BlockReportRow | DayReportRow]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(
         buffer, fieldnames=BLOCK_COLUMNS if kind == "blocks" else DAY_COLUMNS, lineterminator="\n"
     )
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(asdict(row) for row in rows)
     return buffer.getvalue()

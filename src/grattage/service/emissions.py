@@ -11,7 +11,6 @@ import json
 import secrets
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from grattage.blocks.commitment import build_tree
 from grattage.blocks.progress import Progress
@@ -23,6 +22,7 @@ from grattage.games import PrizeTable, default_table, find_game, game_names
 from grattage.service.audit_trail import record, record_block_changes
 from grattage.service.context import Platform
 from grattage.service.model import Block, BlockState
+from grattage.service.records import GameListing, PrizeTier
 
 CHUNK_UNITS = 64 * 1024
 """Units per stored chunk: 64 KiB rows keep a 12 000 000-unit block at 184 rows."""
@@ -230,7 +230,7 @@ def _change_state(
         record_block_changes(repos, now, actor)
 
 
-def catalogue(platform: Platform) -> list[dict[str, Any]]:
+def catalogue(platform: Platform) -> list[GameListing]:
     """Every game as the lobby shows it, with the table of the block now on sale."""
     shown = []
     with platform.uow.read() as repos:
@@ -241,23 +241,21 @@ def catalogue(platform: Platform) -> list[dict[str, Any]]:
             )
             table = game.table
             shown.append(
-                {
-                    "name": game.name,
-                    "title": game.title,
-                    "table_title": table.title,
-                    "table_source": table.source,
-                    "price_cents": game.price_cents,
-                    "block_size": table.block_size,
-                    "top_prize_cents": max(t.prize_cents for t in table.tiers),
-                    "winning_tickets": table.prizes_count,
-                    "prizes_total_cents": table.prizes_total_cents,
-                    "reconstruction": table.reconstruction,
-                    "choices": list(game.choices),
-                    "zones": list(game.zones),
-                    "prize_table": [
-                        {"prize_cents": t.prize_cents, "count": t.count} for t in table.tiers
-                    ],
-                    "on_sale": repos.blocks.units_left(name) > 0,
-                }
+                GameListing(
+                    name=game.name,
+                    title=game.title,
+                    table_title=table.title,
+                    table_source=table.source,
+                    price_cents=game.price_cents,
+                    block_size=table.block_size,
+                    top_prize_cents=max(t.prize_cents for t in table.tiers),
+                    winning_tickets=table.prizes_count,
+                    prizes_total_cents=table.prizes_total_cents,
+                    reconstruction=table.reconstruction,
+                    choices=tuple(game.choices),
+                    zones=tuple(game.zones),
+                    prize_table=tuple(PrizeTier(t.prize_cents, t.count) for t in table.tiers),
+                    on_sale=repos.blocks.units_left(name) > 0,
+                )
             )
     return shown

@@ -1,5 +1,9 @@
 """Fairness use cases: a block's commitment, a finished ticket's proof, an ended block's
-disclosure. The checks themselves live in :mod:`grattage.blocks.proofs` (standard library)."""
+disclosure. The checks themselves live in :mod:`grattage.blocks.proofs` (standard library).
+
+The commitment, the proof and the disclosure are returned as the documents
+:mod:`grattage.blocks.proofs` defines (their format, with a version, is what an auditor's
+verifier reads): passed on as they are, never re-shaped."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from grattage.errors import Conflict, NotFound
 from grattage.service.context import Platform
 from grattage.service.model import Block
 from grattage.service.ports import Repositories
+from grattage.service.records import PublicBlock
 
 ENDED_STATES = ("exhausted", "closed")
 
@@ -34,7 +39,7 @@ def commitment(platform: Platform, block_id: int) -> dict[str, Any]:
         return _commitment(repos, block_id)[1]
 
 
-def public_blocks(platform: Platform, game: str | None = None) -> list[dict[str, Any]]:
+def public_blocks(platform: Platform, game: str | None = None) -> list[PublicBlock]:
     """Every block with its state, sales and commitment root — never an unsold unit's prize."""
     shown = []
     with platform.uow.read() as repos:
@@ -42,15 +47,15 @@ def public_blocks(platform: Platform, game: str | None = None) -> list[dict[str,
             stored = repos.blocks.commitment(block.id)
             root = None if stored is None else json.loads(stored[0])["root"]
             shown.append(
-                {
-                    "id": block.id,
-                    "game": block.game,
-                    "state": block.state,
-                    "size": block.size,
-                    "sold": block.sold,
-                    "root": root,
-                    "disclosed": block.state in ENDED_STATES,
-                }
+                PublicBlock(
+                    id=block.id,
+                    game=block.game,
+                    state=block.state,
+                    size=block.size,
+                    sold=block.sold,
+                    root=root,
+                    disclosed=block.state in ENDED_STATES,
+                )
             )
     return shown
 

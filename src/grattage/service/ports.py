@@ -283,3 +283,17 @@ class KeyStore(Protocol):
     def put(self, key_id: str, key: bytes) -> None: ...
     def get(self, key_id: str) -> bytes: ...
     def discard(self, key_id: str) -> None: ...
+
+
+# The pictures port, appended after the storage ports; its imports sit with it so that this
+# part and the storage part above change without touching each other.
+from typing import Literal  # noqa: E402
+
+from grattage.service.records import PayoutSeries, TierSeries  # noqa: E402
+
+
+class ChartRenderer(Protocol):
+    """Draws a block's charts (PNG or SVG bytes) from the exact series the service prepares."""
+
+    def payout(self, series: PayoutSeries, fmt: Literal["png", "svg"]) -> bytes: ...
+    def tiers(self, series: TierSeries, fmt: Literal["png", "svg"]) -> bytes: ...

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grattage.games.money import format_euros
 from grattage.service.context import Platform
 
 
-@dataclass
+@dataclass(frozen=True)
 class Reconciliation:
+    """The checks run (in words) and one line per row that breaks one (figures in cents)."""
+
     checks: list[str] = field(default_factory=list)
     discrepancies: list[str] = field(default_factory=list)
 
@@ -47,8 +48,8 @@ def reconcile(platform: Platform) -> Reconciliation:
         report.checks.append("each finished winning ticket has one prize entry, of its prize")
         for ticket_id, prize, count, paid in audit.winning_tickets_without_one_prize():
             found.append(
-                f"ticket {ticket_id}: won {format_euros(prize)} but has {count} prize "
-                f"movements crediting {paid} cents"
+                f"ticket {ticket_id}: won {prize} cents but has {count} prize movements "
+                f"crediting {paid} cents"
             )
         for ticket_id, paid in audit.prizes_on_tickets_not_owed():
             found.append(f"ticket {ticket_id}: {paid} cents of prize credited but none is owed")

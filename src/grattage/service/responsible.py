@@ -11,7 +11,7 @@ blocks purchases, deposits and log-ins at once and cannot be shortened.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
@@ -21,6 +21,16 @@ from grattage.games.money import format_euros
 from grattage.service.context import Platform, Policy, StakeCheck
 from grattage.service.model import Caller, LimitsRow
 from grattage.service.ports import Repositories
+from grattage.service.records import (
+    Activity,
+    ActivityDay,
+    ActivityTotals,
+    Exclusion,
+    Limits,
+    LimitView,
+    PendingLimit,
+    RealityCheck,
+)
 from grattage.service.views import iso
 
 LimitKind = Literal["deposit", "stake"]
@@ -181,44 +191,49 @@ def check_log_in(platform: Platform, player_id: int) -> None:
     refuse_if_excluded(row, platform.clock.now())
 
 
-def _limit_view(row: LimitsRow | None, kind: LimitKind, policy: Policy, now: datetime) -> Any:
+def _limit_view(row: LimitsRow | None, kind: LimitKind, policy: Policy, now: datetime) -> LimitView:
     limit = _limit(row, kind, policy, now)
     spent = 0
     if row is not None:
         _week, deposits, stakes = _spend(row, now)
         spent = deposits if kind == "deposit" else stakes
-    return {
-        "weekly_limit_cents": limit.in_force_cents,
-        "spent_this_week_cents": spent,
-        "remaining_cents": max(0, limit.in_force_cents - spent),
-        "max_cents": _maximum(policy, kind),
-        "pending": None
-        if limit.pending_cents is None
-        else {"weekly_limit_cents": limit.pending_cents, "effective_at": iso(limit.pending_at)},
-    }
+    pending = None
+    if limit.pending_cents is not None and limit.pending_at is not None:
+        pending = PendingLimit(limit.pending_cents, limit.pending_at)
+    return LimitView(
+        weekly_limit_cents=limit.in_force_cents,
+        spent_this_week_cents=spent,
+        remaining_cents=max(0, limit.in_force_cents - spent),
+        max_cents=_maximum(policy, kind),
+        pending=pending,
+    )
 
 
-def _exclusion_view(row: LimitsRow | None, now: datetime) -> dict[str, Any]:
+def _exclusion_view(row: LimitsRow | None, now: datetime) -> Exclusion:
     until = excluded_until(row, now)
-    return {
-        "excluded": until is not None,
-        "permanent": until == "forever",
-        "until": iso(until) if isinstance(until, datetime) else None,
-    }
+    return Exclusion(
+        excluded=until is not None,
+        permanent=until == "forever",
+        until=until if isinstance(until, datetime) else None,
+    )
 
 
-def limits(platform: Platform, player_id: int) -> dict[str, Any]:
+def limits(platform: Platform, player_id: int) -> Limits:
     now = platform.clock.now()
     policy = platform.policy
     with platform.uow.read() as repos:
         row = repos.limits.get(player_id)
-    return {
-        "week_start": week_of(now).isoformat(),
-        "deposit": _limit_view(row, "deposit", policy, now),
-        "stake": _limit_view(row, "stake", policy, now),
-        "cooling_off_seconds": policy.limit_cooling_off_seconds,
-        "exclusion": _exclusion_view(row, now),
-    }
+    return Limits(
+        week_start=week_of(now),
+        deposit=_limit_view(row, "deposit", policy, now),
+        stake=_limit_view(row, "stake", policy, now),
+        cooling_off_seconds=policy.limit_cooling_off_seconds,
+        exclusion=_exclusion_view(row, now),
+    )
+
+
+def exclusion(platform: Platform, player_id: int) -> Exclusion:
+    return limits(platform, player_id).exclusion
 
 
 def set_limits(
@@ -227,7 +242,7 @@ def set_limits(
     *,
     deposit_cents: int | None = None,
     stake_cents: int | None = None,
-) -> dict[str, Any]:
+) -> Limits:
     """Lower a limit at once, or ask for a raise that comes into force after the cooling-off."""
     policy = platform.policy
     wanted: dict[LimitKind, int] = {}
@@ -257,7 +272,7 @@ def set_limits(
     return limits(platform, player_id)
 
 
-def exclude(platform: Platform, player_id: int, period: str) -> dict[str, Any]:
+def exclude(platform: Platform, player_id: int, period: str) -> Exclusion:
     """Self-exclusion from now; a shorter one never cuts short one in force."""
     if period not in EXCLUSION_PERIODS:
         raise InvalidInput(f"a self-exclusion lasts {', '.join(EXCLUSION_PERIODS)}, got {period!r}")
@@ -273,10 +288,10 @@ def exclude(platform: Platform, player_id: int, period: str) -> dict[str, Any]:
                 row.excluded_until is None or row.excluded_until < until
             ):
                 repos.limits.update(player_id, excluded_until=until)
-    return limits(platform, player_id)["exclusion"]  # type: ignore[no-any-return]
+    return exclusion(platform, player_id)
 
 
-def activity(platform: Platform, player_id: int, days: int = HISTORY_DAYS) -> dict[str, Any]:
+def activity(platform: Platform, player_id: int, days: int = HISTORY_DAYS) -> Activity:
     """The player's money, day by day, over the last ``days`` days (from the ledger)."""
     if not 1 <= days <= 366:
         raise InvalidInput(f"days is 1 to 366, got {days!r}")
@@ -286,11 +301,9 @@ def activity(platform: Platform, player_id: int, days: int = HISTORY_DAYS) -> di
     )
     with platform.uow.read() as repos:
         found = repos.limits.movements_since(player_id, since)
-    by_day: dict[str, dict[str, int]] = defaultdict(
-        lambda: {"deposits_cents": 0, "stakes_cents": 0, "prizes_cents": 0, "tickets": 0}
-    )
+    by_day: dict[date, Counter[str]] = defaultdict(Counter)
     for kind, moment, amount in found:
-        day = by_day[moment.date().isoformat()]
+        day = by_day[moment.date()]
         if kind == "deposit":
             day["deposits_cents"] += amount
         elif kind == "stake":
@@ -298,28 +311,34 @@ def activity(platform: Platform, player_id: int, days: int = HISTORY_DAYS) -> di
             day["tickets"] += 1
         else:
             day["prizes_cents"] += amount
-    rows = [
-        {"day": day, **sums, "net_spend_cents": sums["stakes_cents"] - sums["prizes_cents"]}
+    rows = tuple(
+        ActivityDay(
+            day=day,
+            deposits_cents=sums["deposits_cents"],
+            stakes_cents=sums["stakes_cents"],
+            prizes_cents=sums["prizes_cents"],
+            tickets=sums["tickets"],
+            net_spend_cents=sums["stakes_cents"] - sums["prizes_cents"],
+        )
         for day, sums in sorted(by_day.items(), reverse=True)
-    ]
-    totals = {
-        name: sum(row[name] for row in rows)  # type: ignore[misc]
-        for name in ("deposits_cents", "stakes_cents", "prizes_cents", "tickets", "net_spend_cents")
-    }
-    return {
-        "from": since.date().isoformat(),
-        "to": now.date().isoformat(),
-        "days": rows,
-        "totals": totals,
-    }
+    )
+    totals = ActivityTotals(
+        deposits_cents=sum(row.deposits_cents for row in rows),
+        stakes_cents=sum(row.stakes_cents for row in rows),
+        prizes_cents=sum(row.prizes_cents for row in rows),
+        tickets=sum(row.tickets for row in rows),
+        net_spend_cents=sum(row.net_spend_cents for row in rows),
+    )
+    return Activity(since=since.date(), until=now.date(), days=rows, totals=totals)
 
 
 def _due(started: datetime, checked: datetime | None, every: timedelta, now: datetime) -> bool:
     return now - (started if checked is None else max(started, checked)) >= every
 
 
-def reality_check(platform: Platform, caller: Caller) -> dict[str, Any] | None:
-    """Every ``reality_check_minutes`` of a session: time played and net spend, once.
+def reality_check(platform: Platform, caller: Caller) -> RealityCheck | None:
+    """Every ``reality_check_minutes`` of a session: time played and net spend, once (the
+    numbers: the pages word them).
 
     The caller carries what authenticating the session read, its start and the last check:
     on almost every request they show that no check is due, and that costs no query. The
@@ -340,14 +359,10 @@ def reality_check(platform: Platform, caller: Caller) -> dict[str, Any] | None:
         found = repos.limits.movements_since(player_id, started)
     stakes = sum(-amount for kind, _, amount in found if kind == "stake")
     prizes = sum(amount for kind, _, amount in found if kind == "prize")
-    minutes = int((now - started).total_seconds() // 60)
-    return {
-        "minutes_played": minutes,
-        "stakes_cents": stakes,
-        "prizes_cents": prizes,
-        "net_spend_cents": stakes - prizes,
-        "message": (
-            f"You have been playing for {minutes} minutes: staked {format_euros(stakes)}, "
-            f"won {format_euros(prizes)}, net spend {format_euros(stakes - prizes)}."
-        ),
-    }
+    return RealityCheck(
+        minutes_played=int((now - started).total_seconds() // 60),
+        interval_minutes=platform.policy.reality_check_minutes,
+        stakes_cents=stakes,
+        prizes_cents=prizes,
+        net_spend_cents=stakes - prizes,
+    )

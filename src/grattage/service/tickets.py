@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import cast
 
 from grattage.blocks.sealing import design_unit, unit_salt, unseal_tiers
 from grattage.errors import (
@@ -28,6 +28,7 @@ from grattage.service.audit_trail import record_block_changes
 from grattage.service.context import Platform
 from grattage.service.model import HOUSE_PRIZES, HOUSE_STAKES, FinishedBy, Leg, Mode, Ticket
 from grattage.service.ports import Repositories
+from grattage.service.records import HistoryRow, TicketView
 from grattage.service.views import history_row, revealed_zones, ticket_view
 
 MODES: tuple[Mode, ...] = ("play", "auto")
@@ -63,7 +64,7 @@ def buy(
     mode: str,
     sign: str | None = None,
     idempotency_key: str | None = None,
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[TicketView, bool]:
     """Sell the next ticket of ``game_name``: (the ticket, whether this was a replay)."""
     game = _check_purchase(game_name, mode, sign, idempotency_key)
     request_hash = _request_hash(game.name, mode, sign)
@@ -182,7 +183,7 @@ def _sell(
     )
 
 
-def _view(platform: Platform, repos: Repositories, ticket: Ticket) -> dict[str, Any]:
+def _view(platform: Platform, repos: Repositories, ticket: Ticket) -> TicketView:
     return ticket_view(ticket, platform.loaded_block(repos, ticket.block_id).game)
 
 
@@ -225,7 +226,7 @@ def reveal(
     ticket_id: int,
     zones: list[str] | None = None,
     reveal_all: bool = False,
-) -> dict[str, Any]:
+) -> TicketView:
     """Reveal ``zones`` (or every zone); the ticket finishes when nothing is hidden any more."""
     if not reveal_all and not zones:
         raise InvalidInput('say which zones to reveal ({"zones": [...]}) or {"all": true}')
@@ -314,13 +315,13 @@ def sweep(platform: Platform, batch: int = 200) -> int:
             return total
 
 
-def get_ticket(platform: Platform, player_id: int, ticket_id: int) -> dict[str, Any]:
+def get_ticket(platform: Platform, player_id: int, ticket_id: int) -> TicketView:
     settle_due(platform, player_id)
     with platform.uow.read() as repos:
         return _view(platform, repos, _owned(repos, player_id, ticket_id))
 
 
-def last_ticket(platform: Platform, player_id: int) -> dict[str, Any]:
+def last_ticket(platform: Platform, player_id: int) -> TicketView:
     settle_due(platform, player_id)
     with platform.uow.read() as repos:
         ticket = repos.tickets.last(player_id)
@@ -331,7 +332,7 @@ def last_ticket(platform: Platform, player_id: int) -> dict[str, Any]:
 
 def history(
     platform: Platform, player_id: int, limit: int = 20, before: int | None = None
-) -> tuple[list[dict[str, Any]], int | None]:
+) -> tuple[list[HistoryRow], int | None]:
     """A page of the player's tickets, newest first, and the ``before`` of the next page."""
     if not 1 <= limit <= 100:
         raise InvalidInput(f"limit is 1 to 100, got {limit!r}")

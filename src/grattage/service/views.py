@@ -8,6 +8,7 @@ from typing import Any
 
 from grattage.games import Game
 from grattage.service.model import Ticket
+from grattage.service.records import HistoryRow, TicketView
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -31,30 +32,29 @@ def locked_zones(game: Game, revealed: set[str], finished: bool) -> list[str]:
     ]
 
 
-def ticket_view(ticket: Ticket, game: Game) -> dict[str, Any]:
+def ticket_view(ticket: Ticket, game: Game) -> TicketView:
     """The API's ``Ticket``: hidden content never leaves the server."""
     finished = ticket.state == "finished"
     document = json.loads(ticket.document)
     revealed = revealed_zones(ticket)
     shown = game.zones if finished else [zone for zone in game.zones if zone in set(revealed)]
-    view: dict[str, Any] = {
-        "id": ticket.id,
-        "game": ticket.game,
-        "mode": ticket.mode,
-        "state": ticket.state,
-        "sign": ticket.sign,
-        "stake_cents": ticket.stake_cents,
-        "created_at": iso(ticket.created_at),
-        "zones": list(game.zones),
-        "revealed": {zone: game.zone_content(document, zone) for zone in shown},
-        "locked_zones": locked_zones(game, set(revealed), finished),
-        "prize_cents": ticket.prize_cents if finished else None,
-        "document": _public_document(ticket, document) if finished else None,
-        "finished_at": iso(ticket.finished_at),
-        "finished_by": ticket.finished_by,
-        "balance_after_cents": ticket.balance_after_cents,
-    }
-    return view
+    return TicketView(
+        id=ticket.id,
+        game=ticket.game,
+        mode=ticket.mode,
+        state=ticket.state,
+        sign=ticket.sign,
+        stake_cents=ticket.stake_cents,
+        created_at=ticket.created_at,
+        zones=tuple(game.zones),
+        revealed={zone: game.zone_content(document, zone) for zone in shown},
+        locked_zones=tuple(locked_zones(game, set(revealed), finished)),
+        prize_cents=ticket.prize_cents if finished else None,
+        document=_public_document(ticket, document) if finished else None,
+        finished_at=ticket.finished_at,
+        finished_by=ticket.finished_by,
+        balance_after_cents=ticket.balance_after_cents,
+    )
 
 
 def _public_document(ticket: Ticket, document: dict[str, Any]) -> dict[str, Any]:
@@ -66,19 +66,19 @@ def _public_document(ticket: Ticket, document: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def history_row(ticket: Ticket) -> dict[str, Any]:
+def history_row(ticket: Ticket) -> HistoryRow:
     finished = ticket.state == "finished"
-    return {
-        "id": ticket.id,
-        "game": ticket.game,
-        "created_at": iso(ticket.created_at),
-        "finished_at": iso(ticket.finished_at),
-        "state": ticket.state,
-        "mode": ticket.mode,
-        "finished_by": ticket.finished_by,
-        "stake_cents": ticket.stake_cents,
-        "prize_cents": ticket.prize_cents if finished else None,
-        "balance_before_cents": ticket.balance_before_cents,
-        "balance_after_cents": ticket.balance_after_cents,
-        "sign": ticket.sign,
-    }
+    return HistoryRow(
+        id=ticket.id,
+        game=ticket.game,
+        created_at=ticket.created_at,
+        finished_at=ticket.finished_at,
+        state=ticket.state,
+        mode=ticket.mode,
+        finished_by=ticket.finished_by,
+        stake_cents=ticket.stake_cents,
+        prize_cents=ticket.prize_cents if finished else None,
+        balance_before_cents=ticket.balance_before_cents,
+        balance_after_cents=ticket.balance_after_cents,
+        sign=ticket.sign,
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 
 import click
 
@@ -78,7 +79,8 @@ def report(kind: str, fmt: str, since: str | None, until: str | None) -> None:
     if fmt == "csv":
         click.echo(back_office.to_csv(kind, rows), nl=False)  # type: ignore[arg-type]
     else:
-        click.echo(json.dumps({"report": kind, "rows": rows}, indent=2))
+        shown = [asdict(row) for row in rows]  # a day is a date: default=str writes its ISO form
+        click.echo(json.dumps({"report": kind, "rows": shown}, indent=2, default=str))
 
 
 @click.group()

@@ -13,6 +13,7 @@ import anyio
 from fastapi import FastAPI
 
 from grattage import __version__
+from grattage.adapters.pictures import MatplotlibCharts
 from grattage.clock import Clock
 from grattage.entrypoints.bootstrap import build_platform
 from grattage.entrypoints.disclosures import publish_disclosure_files
@@ -81,6 +82,7 @@ def create_app(
     mount_docs(app)
     app.state.settings = settings
     app.state.platform = platform
+    app.state.charts = MatplotlibCharts()  # the pictures port (admin_routes draws charts)
     writes = writes_for(platform.uow, settings.purchase_threads)
     app.state.writes = writes
     app.add_middleware(SecurityHeaders)

@@ -3,21 +3,33 @@ service, and every route but the log-in needs an operator."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 
 from grattage.entrypoints.http.admin_auth import ADMIN_COOKIE, admin_token, current_operator
+from grattage.entrypoints.http.answers import (
+    ERRORS,
+    AuditEntryAnswer,
+    AuditLog,
+    AuditVerification,
+    BlockList,
+    EmissionAnswer,
+    OperatorMe,
+    ReportAnswer,
+    SessionOpened,
+)
 from grattage.entrypoints.http.auth import platform_of, require_csrf
 from grattage.entrypoints.http.schemas import EmissionBody, LoginBody
 from grattage.games import find_game, load_table
 from grattage.service import audit_trail, back_office, charts, emissions, operators
 from grattage.service.operators import OperatorCaller
-from grattage.service.views import iso
+from grattage.service.ports import ChartRenderer
+from grattage.service.records import BlockDetail
 
-public = APIRouter(prefix="/api/admin", tags=["back-office"])
-router = APIRouter(prefix="/api/admin", tags=["back-office"])
+public = APIRouter(prefix="/api/admin", tags=["back-office"], responses=ERRORS)
+router = APIRouter(prefix="/api/admin", tags=["back-office"], responses=ERRORS)
 
 OperatorDep = Annotated[OperatorCaller, Depends(current_operator)]
 BlockId = Annotated[int, Path(ge=1, le=2**31 - 1)]
@@ -26,7 +38,7 @@ Day = Annotated[str | None, Query(max_length=10)]
 
 
 @public.post("/sessions")
-def log_in(body: LoginBody, request: Request, response: Response) -> dict[str, Any]:
+def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpened:
     session = operators.log_in(platform_of(request), body.email, body.password)
     response.set_cookie(
         ADMIN_COOKIE,
@@ -36,7 +48,7 @@ def log_in(body: LoginBody, request: Request, response: Response) -> dict[str, A
         secure=request.app.state.settings.secure_cookies,
         path="/",
     )
-    return {"token": session.token, "expires_at": iso(session.expires_at)}
+    return SessionOpened(token=session.token, expires_at=session.expires_at)
 
 
 @router.delete("/sessions", status_code=204)
@@ -50,12 +62,12 @@ def log_out(operator: OperatorDep, request: Request) -> Response:
 
 
 @router.get("/me")
-def me(operator: OperatorDep) -> dict[str, Any]:
-    return {"email": operator.email, "role": "operator"}
+def me(operator: OperatorDep) -> OperatorMe:
+    return OperatorMe(email=operator.email, role="operator")
 
 
 @router.post("/emissions", status_code=201)
-def create_emission(body: EmissionBody, operator: OperatorDep, request: Request) -> dict[str, Any]:
+def create_emission(body: EmissionBody, operator: OperatorDep, request: Request) -> EmissionAnswer:
     find_game(body.game)
     table = None
     if body.prize_table is not None:
@@ -63,11 +75,11 @@ def create_emission(body: EmissionBody, operator: OperatorDep, request: Request)
     created = emissions.create_emission(
         platform_of(request), body.game, body.blocks, table=table, actor=operator.actor
     )
-    return {
-        "emission_id": created.emission_id,
-        "blocks": list(created.block_ids),
-        "opened": list(created.opened),
-    }
+    return EmissionAnswer(
+        emission_id=created.emission_id,
+        blocks=list(created.block_ids),
+        opened=list(created.opened),
+    )
 
 
 @router.get("/blocks")
@@ -75,16 +87,16 @@ def blocks(
     operator: OperatorDep,
     request: Request,
     game: Annotated[str | None, Query(max_length=32)] = None,
-) -> dict[str, Any]:
-    return {"blocks": back_office.blocks(platform_of(request), game)}
+) -> BlockList:
+    return BlockList(blocks=back_office.blocks(platform_of(request), game))
 
 
 @router.get("/blocks/{block_id}")
-def block(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
+def block(block_id: BlockId, operator: OperatorDep, request: Request) -> BlockDetail:
     return back_office.block(platform_of(request), block_id)
 
 
-def _change(request: Request, block_id: int, operator: OperatorCaller, action: str) -> Any:
+def _change(request: Request, block_id: int, operator: OperatorCaller, action: str) -> BlockDetail:
     change = {
         "suspend": emissions.suspend_block,
         "resume": emissions.resume_block,
@@ -96,26 +108,33 @@ def _change(request: Request, block_id: int, operator: OperatorCaller, action: s
 
 
 @router.post("/blocks/{block_id}/suspend")
-def suspend(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
-    return _change(request, block_id, operator, "suspend")  # type: ignore[no-any-return]
+def suspend(block_id: BlockId, operator: OperatorDep, request: Request) -> BlockDetail:
+    return _change(request, block_id, operator, "suspend")
 
 
 @router.post("/blocks/{block_id}/resume")
-def resume(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
-    return _change(request, block_id, operator, "resume")  # type: ignore[no-any-return]
+def resume(block_id: BlockId, operator: OperatorDep, request: Request) -> BlockDetail:
+    return _change(request, block_id, operator, "resume")
 
 
 @router.post("/blocks/{block_id}/close")
-def close(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
-    return _change(request, block_id, operator, "close")  # type: ignore[no-any-return]
+def close(block_id: BlockId, operator: OperatorDep, request: Request) -> BlockDetail:
+    return _change(request, block_id, operator, "close")
 
 
 @router.post("/blocks/{block_id}/open")
-def open_(block_id: BlockId, operator: OperatorDep, request: Request) -> dict[str, Any]:
-    return _change(request, block_id, operator, "open")  # type: ignore[no-any-return]
+def open_(block_id: BlockId, operator: OperatorDep, request: Request) -> BlockDetail:
+    return _change(request, block_id, operator, "open")
 
 
-@router.get("/blocks/{block_id}/charts/{chart}.{fmt}")
+CHART_MEDIA_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
+
+
+@router.get(
+    "/blocks/{block_id}/charts/{chart}.{fmt}",
+    response_class=Response,
+    responses={200: {"content": {media: {} for media in CHART_MEDIA_TYPES.values()}}},
+)
 def chart(
     block_id: BlockId,
     chart: Annotated[str, Path(pattern="^(payout|tiers)$")],
@@ -124,29 +143,34 @@ def chart(
     request: Request,
 ) -> Response:
     draw = charts.payout_chart if chart == "payout" else charts.tiers_chart
-    image = draw(platform_of(request), block_id, fmt)
-    return Response(image, media_type=charts.FORMATS[fmt], headers={"Cache-Control": "no-store"})
+    renderer: ChartRenderer = request.app.state.charts
+    image = draw(platform_of(request), renderer, block_id, fmt)
+    return Response(image, media_type=CHART_MEDIA_TYPES[fmt], headers={"Cache-Control": "no-store"})
 
 
-@router.get("/reports/{kind}")
+@router.get(
+    "/reports/{kind}",
+    response_model=ReportAnswer,
+    responses={200: {"content": {"text/csv": {}}, "description": "JSON, or CSV if asked"}},
+)
 def report(
-    kind: Annotated[str, Path(pattern="^(blocks|days)$")],
+    kind: back_office.ReportKind,
     operator: OperatorDep,
     request: Request,
     format: Format = "json",
     from_: Annotated[str | None, Query(alias="from", max_length=10)] = None,
     to: Day = None,
-) -> Response:
+) -> Response | ReportAnswer:
     since = back_office.parse_day(from_, "from")
     until = back_office.parse_day(to, "to")
-    rows = back_office.report(platform_of(request), kind, since, until)  # type: ignore[arg-type]
+    rows = back_office.report(platform_of(request), kind, since, until)
     if format == "csv":
         return PlainTextResponse(
-            back_office.to_csv(kind, rows),  # type: ignore[arg-type]
+            back_office.to_csv(kind, rows),
             media_type="text/csv; charset=utf-8",
             headers={"Content-Disposition": f'attachment; filename="grattage-{kind}.csv"'},
         )
-    return JSONResponse({"report": kind, "rows": rows})
+    return ReportAnswer(report=kind, rows=rows)
 
 
 @router.get("/audit")
@@ -154,16 +178,17 @@ def audit(
     operator: OperatorDep,
     request: Request,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> dict[str, Any]:
-    return {"entries": audit_trail.latest(platform_of(request), limit)}
+) -> AuditLog:
+    entries = audit_trail.latest(platform_of(request), limit)
+    return AuditLog(entries=[AuditEntryAnswer(**entry) for entry in entries])
 
 
 @router.get("/audit/verify")
-def audit_verify(operator: OperatorDep, request: Request) -> dict[str, Any]:
+def audit_verify(operator: OperatorDep, request: Request) -> AuditVerification:
     result = audit_trail.verify(platform_of(request))
-    return {
-        "clean": result.clean,
-        "entries": result.entries,
-        "first_bad": result.first_bad,
-        "problem": result.problem,
-    }
+    return AuditVerification(
+        clean=result.clean,
+        entries=result.entries,
+        first_bad=result.first_bad,
+        problem=result.problem,
+    )

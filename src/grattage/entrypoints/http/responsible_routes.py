@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from grattage.entrypoints.http.answers import ERRORS, ActivityAnswer
 from grattage.entrypoints.http.auth import current_caller, platform_of
 from grattage.entrypoints.http.schemas import ExclusionBody, LimitsBody
 from grattage.service import responsible
 from grattage.service.model import Caller
+from grattage.service.records import Exclusion, Limits
 
-router = APIRouter(prefix="/api/me", tags=["responsible gaming"])
+router = APIRouter(prefix="/api/me", tags=["responsible gaming"], responses=ERRORS)
 
 CallerDep = Annotated[Caller, Depends(current_caller)]
 
 
 @router.get("/limits")
-def limits(caller: CallerDep, request: Request) -> dict[str, Any]:
+def limits(caller: CallerDep, request: Request) -> Limits:
     return responsible.limits(platform_of(request), caller.player_id)
 
 
 @router.put("/limits")
-def set_limits(body: LimitsBody, caller: CallerDep, request: Request) -> dict[str, Any]:
+def set_limits(body: LimitsBody, caller: CallerDep, request: Request) -> Limits:
     return responsible.set_limits(
         platform_of(request),
         caller.player_id,
@@ -32,12 +34,12 @@ def set_limits(body: LimitsBody, caller: CallerDep, request: Request) -> dict[st
 
 
 @router.get("/exclusion")
-def exclusion(caller: CallerDep, request: Request) -> dict[str, Any]:
-    return responsible.limits(platform_of(request), caller.player_id)["exclusion"]  # type: ignore[no-any-return]
+def exclusion(caller: CallerDep, request: Request) -> Exclusion:
+    return responsible.exclusion(platform_of(request), caller.player_id)
 
 
 @router.post("/exclusion", status_code=201)
-def exclude(body: ExclusionBody, caller: CallerDep, request: Request) -> dict[str, Any]:
+def exclude(body: ExclusionBody, caller: CallerDep, request: Request) -> Exclusion:
     return responsible.exclude(platform_of(request), caller.player_id, body.period)
 
 
@@ -46,5 +48,8 @@ def activity(
     caller: CallerDep,
     request: Request,
     days: Annotated[int, Query(ge=1, le=366)] = responsible.HISTORY_DAYS,
-) -> dict[str, Any]:
-    return responsible.activity(platform_of(request), caller.player_id, days)
+) -> ActivityAnswer:
+    found = responsible.activity(platform_of(request), caller.player_id, days)
+    return ActivityAnswer(
+        from_=found.since, to=found.until, days=list(found.days), totals=found.totals
+    )

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
-from fastapi.responses import JSONResponse
 
+from grattage.entrypoints.http.answers import (
+    ERRORS,
+    Config,
+    Deposited,
+    GameList,
+    Health,
+    Me,
+    PurchasedTicket,
+    Registered,
+    SessionOpened,
+    TicketPage,
+    lobby_game,
+    ticket_response,
+)
 from grattage.entrypoints.http.auth import (
     COOKIE,
     current_caller,
@@ -25,31 +38,31 @@ from grattage.entrypoints.http.schemas import (
 )
 from grattage.service import accounts, emissions, responsible, tickets
 from grattage.service.model import Caller
-from grattage.service.views import iso
+from grattage.service.records import TicketView
 
-router = APIRouter(prefix="/api")
+router = APIRouter(prefix="/api", responses=ERRORS)
 
 CallerDep = Annotated[Caller, Depends(current_caller)]
 TicketId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.get("/health", tags=["system"])
-def health() -> dict[str, str]:
-    return {"status": "ok"}
+def health() -> Health:
+    return Health(status="ok")
 
 
 @router.get("/config", tags=["system"])
-def config(request: Request) -> dict[str, int]:
+def config(request: Request) -> Config:
     policy = platform_of(request).policy
-    return {
-        "inactivity_seconds": policy.inactivity_seconds,
-        "abandon_seconds": policy.abandon_seconds,
-        "demo_deposit_max_cents": policy.demo_deposit_max_cents,
-    }
+    return Config(
+        inactivity_seconds=policy.inactivity_seconds,
+        abandon_seconds=policy.abandon_seconds,
+        demo_deposit_max_cents=policy.demo_deposit_max_cents,
+    )
 
 
 @router.post("/players", status_code=201, tags=["account"])
-def register(body: RegisterBody, request: Request) -> dict[str, Any]:
+def register(body: RegisterBody, request: Request) -> Registered:
     platform = platform_of(request)
     player_id = accounts.register(
         platform,
@@ -59,11 +72,11 @@ def register(body: RegisterBody, request: Request) -> dict[str, Any]:
         deposit_limit_cents=body.deposit_weekly_cents,
         stake_limit_cents=body.stake_weekly_cents,
     )
-    return {"id": player_id, "email": accounts.normalize_email(body.email)}
+    return Registered(id=player_id, email=accounts.normalize_email(body.email))
 
 
 @router.post("/sessions", tags=["account"])
-def log_in(body: LoginBody, request: Request, response: Response) -> dict[str, Any]:
+def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpened:
     platform = platform_of(request)
     session = accounts.log_in(platform, body.email, body.password)
     response.set_cookie(
@@ -74,7 +87,7 @@ def log_in(body: LoginBody, request: Request, response: Response) -> dict[str, A
         secure=request.app.state.settings.secure_cookies,
         path="/",
     )
-    return {"token": session.token, "expires_at": iso(session.expires_at)}
+    return SessionOpened(token=session.token, expires_at=session.expires_at)
 
 
 @router.delete("/sessions", status_code=204, tags=["account"])
@@ -88,49 +101,53 @@ def log_out(request: Request) -> Response:
     return response
 
 
-@router.get("/me", tags=["account"])
-def me(caller: CallerDep, request: Request) -> dict[str, Any]:
+@router.get("/me", tags=["account"], response_model_exclude_none=True)
+def me(caller: CallerDep, request: Request) -> Me:
     platform = platform_of(request)
     tickets.settle_due(platform, caller.player_id)
-    shown: dict[str, Any] = {
-        "email": caller.email,
-        "balance_cents": accounts.balance(platform, caller.player_id),
-    }
-    check = responsible.reality_check(platform, caller)
-    if check is not None:  # only when one is due: time played and net spend
-        shown["reality_check"] = check
-    return shown
+    return Me(
+        email=caller.email,
+        balance_cents=accounts.balance(platform, caller.player_id),
+        # only when one is due (else absent): time played and net spend
+        reality_check=responsible.reality_check(platform, caller),
+    )
 
 
 @router.post("/me/deposits", status_code=201, tags=["account"])
-def deposit(body: DepositBody, caller: CallerDep, request: Request) -> dict[str, Any]:
+def deposit(body: DepositBody, caller: CallerDep, request: Request) -> Deposited:
     platform = platform_of(request)
     new_balance = accounts.deposit(platform, caller.player_id, body.amount_cents)
-    return {
-        "balance_cents": new_balance,
-        "demo": True,
-        "max_cents": platform.policy.demo_deposit_max_cents,
-    }
+    return Deposited(
+        balance_cents=new_balance, demo=True, max_cents=platform.policy.demo_deposit_max_cents
+    )
 
 
 @router.get("/games", tags=["games"])
-def games(request: Request) -> dict[str, Any]:
-    return {"games": emissions.catalogue(platform_of(request))}
+def games(request: Request) -> GameList:
+    return GameList(games=[lobby_game(game) for game in emissions.catalogue(platform_of(request))])
 
 
-@router.post("/games/{game}/tickets", status_code=201, tags=["tickets"])
+# The two ticket routes build their answer themselves (answers.ticket_response: why) and
+# declare its model for /openapi.json only.
+@router.post(
+    "/games/{game}/tickets",
+    status_code=201,
+    tags=["tickets"],
+    response_model=PurchasedTicket,
+    responses={200: {"model": PurchasedTicket, "description": "a replay: the same ticket"}},
+)
 async def buy(
     game: Annotated[str, Path(max_length=32)],
     body: BuyBody,
     request: Request,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
-) -> JSONResponse:
+) -> Response:
     # The hottest route: its work runs where batching.py says (in batches on SQLite).
     writes: Writes = request.app.state.writes
     return await writes.run(partial(_buy, game, body, request, idempotency_key))
 
 
-def _buy(game: str, body: BuyBody, request: Request, idempotency_key: str | None) -> JSONResponse:
+def _buy(game: str, body: BuyBody, request: Request, idempotency_key: str | None) -> Response:
     # Authenticated here rather than by a dependency: FastAPI runs a sync dependency on a
     # thread of its own, and the hop costs a noticeable share of the hottest route.
     caller = current_caller(request)
@@ -142,28 +159,27 @@ def _buy(game: str, body: BuyBody, request: Request, idempotency_key: str | None
         sign=body.sign,
         idempotency_key=idempotency_key,
     )
+    # only when one is due, so the Ticket keeps its shape otherwise
     check = responsible.reality_check(platform_of(request), caller)
-    if check is not None:  # only when one is due, so the Ticket keeps its shape otherwise
-        ticket = {**ticket, "reality_check": check}
-    return JSONResponse(ticket, status_code=200 if replayed else 201)
+    return ticket_response(ticket, 200 if replayed else 201, check)
 
 
-@router.post("/tickets/{ticket_id}/reveal", tags=["tickets"])
-def reveal(
-    ticket_id: TicketId, body: RevealBody, caller: CallerDep, request: Request
-) -> dict[str, Any]:
-    return tickets.reveal(
-        platform_of(request), caller.player_id, ticket_id, body.zones, reveal_all=body.all
+@router.post("/tickets/{ticket_id}/reveal", tags=["tickets"], response_model=TicketView)
+def reveal(ticket_id: TicketId, body: RevealBody, caller: CallerDep, request: Request) -> Response:
+    return ticket_response(
+        tickets.reveal(
+            platform_of(request), caller.player_id, ticket_id, body.zones, reveal_all=body.all
+        )
     )
 
 
 @router.get("/tickets/{ticket_id}", tags=["tickets"])
-def ticket(ticket_id: TicketId, caller: CallerDep, request: Request) -> dict[str, Any]:
+def ticket(ticket_id: TicketId, caller: CallerDep, request: Request) -> TicketView:
     return tickets.get_ticket(platform_of(request), caller.player_id, ticket_id)
 
 
 @router.get("/me/tickets/last", tags=["tickets"])
-def last_ticket(caller: CallerDep, request: Request) -> dict[str, Any]:
+def last_ticket(caller: CallerDep, request: Request) -> TicketView:
     return tickets.last_ticket(platform_of(request), caller.player_id)
 
 
@@ -173,6 +189,6 @@ def history(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
-) -> dict[str, Any]:
+) -> TicketPage:
     rows, following = tickets.history(platform_of(request), caller.player_id, limit, before)
-    return {"tickets": rows, "next": following}
+    return TicketPage(tickets=rows, next=following)

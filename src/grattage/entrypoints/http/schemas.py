@@ -1,4 +1,4 @@
-"""Request bodies of the API (answers are the service's plain dicts, shaped as docs/api.md)."""
+"""Request bodies of the API; its answers are in :mod:`grattage.entrypoints.http.answers`."""
 
 from __future__ import annotations
 

@@ -1,0 +1,263 @@
+"""The service's answers: frozen records of exact values, formatted by the entry points.
+
+Money is integer cents, counts are ints, ratios are :class:`~fractions.Fraction` and moments
+are aware datetimes: never a display string. The HTTP layer serializes these records as they
+are (pydantic reads standard dataclasses; their fields are the API's, see docs/api.md), the
+CLI formats them for people with :mod:`grattage.games.money`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from fractions import Fraction
+from typing import Any, Literal
+
+from grattage.service.model import BlockState, FinishedBy, Mode
+
+TicketState = Literal["playing", "finished"]
+
+
+@dataclass(frozen=True, slots=True)
+class TicketView:
+    """A ticket as its player sees it: revealed zones only, the whole document once finished."""
+
+    id: int
+    game: str
+    mode: Mode
+    state: TicketState
+    sign: str | None
+    stake_cents: int
+    created_at: datetime
+    zones: tuple[str, ...]
+    revealed: dict[str, Any]
+    """Zone id → its content (a number, cents, a symbol, an object: the game's)."""
+    locked_zones: tuple[str, ...]
+    prize_cents: int | None
+    document: dict[str, Any] | None
+    finished_at: datetime | None
+    finished_by: FinishedBy | None
+    balance_after_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    id: int
+    game: str
+    created_at: datetime
+    finished_at: datetime | None
+    state: TicketState
+    mode: Mode
+    finished_by: FinishedBy | None
+    stake_cents: int
+    prize_cents: int | None
+    balance_before_cents: int
+    balance_after_cents: int
+    sign: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PrizeTier:
+    prize_cents: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameListing:
+    """A game as the lobby shows it, with the table of the block now on sale.
+
+    The odds are ``block_size / winning_tickets``, the payout ``prizes_total_cents /
+    (block_size × price_cents)``: exact, divided where they are shown."""
+
+    name: str
+    title: str
+    table_title: str
+    table_source: str
+    price_cents: int
+    block_size: int
+    top_prize_cents: int
+    winning_tickets: int
+    prizes_total_cents: int
+    reconstruction: bool
+    choices: tuple[str, ...]
+    zones: tuple[str, ...]
+    prize_table: tuple[PrizeTier, ...]
+    on_sale: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSummary:
+    """A block's sales from the ledger. The payout so far is ``prizes_paid_cents /
+    stakes_cents``, the table's ``table_prizes_total_cents / (size × price_cents)``."""
+
+    id: int
+    emission_id: int
+    game: str
+    state: BlockState
+    size: int
+    units_sold: int
+    units_remaining: int
+    stakes_cents: int
+    prizes_paid_cents: int
+    ggr_cents: int
+    players: int
+    price_cents: int
+    table_prizes_total_cents: int
+    table_title: str
+
+
+@dataclass(frozen=True, slots=True)
+class TierSales:
+    """One tier of a block's table and what was paid of it. The count expected at this
+    point of the sales is ``table_count × units_sold / size``."""
+
+    tier: int
+    prize_cents: int
+    table_count: int
+    paid_count: int
+    paid_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlockDetail(BlockSummary):
+    tiers: tuple[TierSales, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PayoutPoint:
+    units_sold: int
+    payout: Fraction
+    """Prizes paid / stakes over the units sold so far."""
+
+
+@dataclass(frozen=True, slots=True)
+class PayoutSeries:
+    """What the payout chart draws: the payout so far as the block's units sell."""
+
+    block_id: int
+    game: str
+    size: int
+    points: tuple[PayoutPoint, ...]
+    table_payout: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class TierBar:
+    prize_cents: int
+    table_count: int
+    expected_so_far: Fraction
+    """``table_count × units_sold / size``: what the table predicts at this point."""
+    paid_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TierSeries:
+    """What the tiers chart draws: per tier, the table, the expectation and what was paid."""
+
+    block_id: int
+    game: str
+    bars: tuple[TierBar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SalesFigures:
+    game: str
+    units_sold: int
+    stakes_cents: int
+    prizes_cents: int
+    ggr_cents: int
+    """Gross gaming revenue: stakes − prizes."""
+    players: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlockReportRow(SalesFigures):
+    block_id: int
+    state: BlockState | None
+
+
+@dataclass(frozen=True, slots=True)
+class DayReportRow(SalesFigures):
+    day: date
+    """The UTC day."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingLimit:
+    weekly_limit_cents: int
+    effective_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LimitView:
+    weekly_limit_cents: int
+    spent_this_week_cents: int
+    remaining_cents: int
+    max_cents: int
+    pending: PendingLimit | None
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    excluded: bool
+    permanent: bool
+    until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    week_start: date
+    deposit: LimitView
+    stake: LimitView
+    cooling_off_seconds: int
+    exclusion: Exclusion
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityTotals:
+    deposits_cents: int
+    stakes_cents: int
+    prizes_cents: int
+    tickets: int
+    net_spend_cents: int
+    """Stakes − prizes."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityDay(ActivityTotals):
+    day: date
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    since: date
+    until: date
+    days: tuple[ActivityDay, ...]
+    """Newest first; days without a movement are left out."""
+    totals: ActivityTotals
+
+
+@dataclass(frozen=True, slots=True)
+class RealityCheck:
+    """What a reality check shows: the session's time and money, in numbers."""
+
+    minutes_played: int
+    interval_minutes: int
+    """How often a check comes (the platform's ``reality_check_minutes``)."""
+    stakes_cents: int
+    prizes_cents: int
+    net_spend_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class PublicBlock:
+    """A block as anyone may see it: never the prize of an unsold unit."""
+
+    id: int
+    game: str
+    state: BlockState
+    size: int
+    sold: int
+    root: str | None
+    """The commitment's Merkle root (hex)."""
+    disclosed: bool
