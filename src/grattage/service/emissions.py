@@ -24,7 +24,7 @@ from grattage.service.audit_trail import record, record_block_changes
 from grattage.service.context import Platform
 from grattage.service.model import Block, BlockState
 
-CHUNK_UNITS = 64 * 1024
+SEALED_CHUNK_UNITS = 64 * 1024
 """Units per stored chunk: 64 KiB rows keep a 12 000 000-unit block at 184 rows."""
 
 Progress = Callable[[str, int, int], None]
@@ -112,7 +112,7 @@ def _create_block(
 ) -> int:
     label = f"block {number + 1}"
     size = table.block_size
-    chunks = -(-size // CHUNK_UNITS)
+    chunks = -(-size // SEALED_CHUNK_UNITS)
     progress(f"{label}: shuffling", 0, chunks)
     tiers = shuffled_tiers(table, secure_generator()).tobytes()
     key = new_block_key()
@@ -141,7 +141,7 @@ def _create_block(
                 game=game,
                 key_id=key_id,
                 size=size,
-                chunk_units=CHUNK_UNITS,
+                chunk_units=SEALED_CHUNK_UNITS,
                 now=platform.clock.now(),
             )
             record(
@@ -156,8 +156,8 @@ def _create_block(
                 block_id, json.dumps(commitment, sort_keys=True), tree.chunk_roots
             )
             for chunk in range(chunks):
-                start = chunk * CHUNK_UNITS
-                repos.blocks.add_chunk(block_id, chunk, sealed[start : start + CHUNK_UNITS])
+                start = chunk * SEALED_CHUNK_UNITS
+                repos.blocks.add_chunk(block_id, chunk, sealed[start : start + SEALED_CHUNK_UNITS])
                 progress(f"{label}: storing", chunk + 1, chunks)
     except BaseException:
         platform.keys.discard(key_id)
