@@ -158,3 +158,26 @@ def test_the_config_tells_the_pages_the_delays_and_the_deposit_limit(client: Tes
         "abandon_seconds": 900,
         "demo_deposit_max_cents": 10_000,
     }
+
+
+def test_a_house_account_is_the_houses_even_when_its_id_was_not_looked_up_by_name(
+    world: World,
+) -> None:
+    from grattage.service.model import HOUSE_DEPOSITS, Leg
+
+    player = world.player(0)  # no deposit yet: the platform has looked up no house account
+    with world.platform.uow.read() as repos:
+        connection = repos.connection  # type: ignore[attr-defined]
+        house = connection.exec_driver_sql(
+            f"SELECT id FROM accounts WHERE name = '{HOUSE_DEPOSITS}'"
+        ).scalar_one()
+    with world.platform.uow.write() as repos:
+        account_id = repos.ledger.player_account_id(player)
+        balances = repos.ledger.post(
+            "deposit",
+            [Leg(account_id, 700), Leg(house, -700)],
+            world.clock.now(),
+            player_id=player,
+        )
+    assert balances == {account_id: 700}
+    assert world.balance(player) == 700

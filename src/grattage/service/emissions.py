@@ -91,7 +91,7 @@ def create_emission(
         )
     opened = []
     with platform.uow.write() as repos:
-        if not repos.blocks.has_open(game.name) and not repos.blocks.withheld(game.name):
+        if not repos.blocks.has_open(game.name) and not repos.blocks.has_suspended(game.name):
             for _ in range(open_blocks):
                 block_id = repos.blocks.open_next_pending(game.name)
                 if block_id is not None:
@@ -183,7 +183,7 @@ def close_block(platform: Platform, block_id: int, actor: str = "system") -> Non
             for state in ("open", "suspended", "pending")
         ):
             raise Conflict(f"block {block_id!r} is {block.state}; it cannot be closed")
-        if not repos.blocks.has_open(block.game) and not repos.blocks.withheld(block.game):
+        if not repos.blocks.has_open(block.game) and not repos.blocks.has_suspended(block.game):
             repos.blocks.open_next_pending(block.game)
         record_block_changes(repos, now, actor)
 
