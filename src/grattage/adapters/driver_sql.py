@@ -91,6 +91,11 @@ class DriverSql:
             cursor.close()
 
 
+# The group committer's savepoints (SQLAlchemy's nested transactions cost more than a sale).
+SAVEPOINT = DriverSql("SAVEPOINT grattage_write")
+ROLLBACK_TO_SAVEPOINT = DriverSql("ROLLBACK TO SAVEPOINT grattage_write")
+RELEASE_SAVEPOINT = DriverSql("RELEASE SAVEPOINT grattage_write")
+
 # Sessions: every authenticated request.
 FIND_SESSION = DriverSql(
     """SELECT sessions.id, sessions.player_id, players.email, sessions.last_seen_at,

@@ -14,7 +14,7 @@ from grattage.adapters.accounts import SqlPlayers, SqlSessions
 from grattage.adapters.audit_log import SqlAuditLog
 from grattage.adapters.blocks import SqlBlocks
 from grattage.adapters.database import WRITE_OPTION, is_sqlite
-from grattage.adapters.group_commit import GroupCommitter
+from grattage.adapters.group_commit import GroupCommitter, HeldBatch
 from grattage.adapters.idempotency import SqlIdempotency
 from grattage.adapters.ledger import HouseAccounts, SqlLedger
 from grattage.adapters.limits import SqlLimits
@@ -94,14 +94,18 @@ class SqlUnitOfWork:
 
     @property
     def holds_batches(self) -> bool:
-        """Whether one thread can hold a batch of writes (SQLite's group commit)."""
+        """Whether a batch runner can hold a batch of writes (SQLite's group commit)."""
         return self._group is not None
 
-    def hold(self, thread_id: int) -> None:
-        """Open a batch that ``thread_id``'s writes join, uncommitted, until :meth:`release`."""
+    def new_batch(self) -> HeldBatch:
+        """A batch whose work will run on the calling thread, through :meth:`HeldBatch.run`."""
+        return HeldBatch()
+
+    def hold(self, batch: HeldBatch) -> None:
+        """Open ``batch``: the work run in it joins it, uncommitted, until :meth:`release`."""
         assert self._group is not None
         with _database_trouble_is_unavailable():
-            self._group.hold(thread_id)
+            self._group.hold(batch)
 
     def release(self) -> int:
         """Commit the held batch; raises :class:`Unavailable` when none of it was kept."""
