@@ -45,6 +45,7 @@ def take_unit(
             if not hinted:
                 if repos.blocks.has_suspended(game) or repos.blocks.open_next_pending(game) is None:
                     raise why_not_on_sale(repos, game)
+                hinted = None  # one opened: look again
                 continue
             seen[game] = (now, hinted)
         block_id = hinted[spread % len(hinted)]
