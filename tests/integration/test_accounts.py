@@ -181,3 +181,28 @@ def test_a_house_account_is_the_houses_even_when_its_id_was_not_looked_up_by_nam
         )
     assert balances == {account_id: 700}
     assert world.balance(player) == 700
+
+
+def test_logging_in_with_an_unknown_e_mail_verifies_a_password_all_the_same(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from grattage.errors import Unauthorized
+    from grattage.service import accounts
+
+    world.player(0, email="known@example.org")
+    verified: list[str] = []
+    hasher = world.platform.passwords
+
+    class Counting:
+        def hash(self, password: str) -> str:
+            return hasher.hash(password)
+
+        def verify(self, password_hash: str, password: str) -> bool:
+            verified.append(password)
+            return hasher.verify(password_hash, password)
+
+    monkeypatch.setattr(world.platform, "passwords", Counting())
+    for email in ("known@example.org", "unknown@example.org"):
+        with pytest.raises(Unauthorized, match="wrong e-mail address or password"):
+            accounts.log_in(world.platform, email, "not the password")
+    assert verified == ["not the password"] * 2  # as long a check either way
