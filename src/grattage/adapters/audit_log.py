@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields
 from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
@@ -9,18 +10,12 @@ from sqlalchemy import Connection, insert, select, update
 from grattage.adapters.tables import audit_head, audit_log
 from grattage.service.model import AuditEntry
 
+_COLUMNS = tuple(audit_log.c[field.name] for field in fields(AuditEntry))
+"""An entry's columns, named as its fields."""
+
 
 def _entry(row: Any) -> AuditEntry:
-    return AuditEntry(
-        id=row.id,
-        created_at=row.created_at,
-        actor=row.actor,
-        action=row.action,
-        subject=row.subject,
-        details=row.details,
-        prev_hash=row.prev_hash,
-        hash=row.hash,
-    )
+    return AuditEntry(**row._mapping)
 
 
 class SqlAuditLog:
@@ -43,18 +38,7 @@ class SqlAuditLog:
         return int(row.last_id), str(row.last_hash)
 
     def append(self, entry: AuditEntry) -> None:
-        self.db.execute(
-            insert(audit_log).values(
-                id=entry.id,
-                created_at=entry.created_at,
-                actor=entry.actor,
-                action=entry.action,
-                subject=entry.subject,
-                details=entry.details,
-                prev_hash=entry.prev_hash,
-                hash=entry.hash,
-            )
-        )
+        self.db.execute(insert(audit_log).values(**asdict(entry)))
         self.db.execute(
             update(audit_head)
             .where(audit_head.c.id == 1)
@@ -63,10 +47,10 @@ class SqlAuditLog:
 
     def entries(self, after: int = 0, limit: int = 10_000) -> list[AuditEntry]:
         rows = self.db.execute(
-            select(audit_log).where(audit_log.c.id > after).order_by(audit_log.c.id).limit(limit)
+            select(*_COLUMNS).where(audit_log.c.id > after).order_by(audit_log.c.id).limit(limit)
         )
         return [_entry(row) for row in rows]
 
     def latest(self, limit: int) -> list[AuditEntry]:
-        rows = self.db.execute(select(audit_log).order_by(audit_log.c.id.desc()).limit(limit))
+        rows = self.db.execute(select(*_COLUMNS).order_by(audit_log.c.id.desc()).limit(limit))
         return [_entry(row) for row in rows]

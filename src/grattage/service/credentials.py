@@ -8,21 +8,39 @@ session token is kept only as its SHA-256 (a stolen table opens no session); aft
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from grattage.errors import InvalidInput
+from grattage.errors import InvalidInput, Unauthorized
 from grattage.service.context import Platform, Policy
 from grattage.service.ports import FailedLogIns, PasswordHasher
 
 MIN_PASSWORD_LENGTH = 8
 MAX_PASSWORD_LENGTH = 256
+_EMAIL_CHAR = r"[^@\s\x00-\x1f\x7f]"  # no blank, no control character (NUL included)
+_EMAIL = re.compile(rf"^{_EMAIL_CHAR}{{1,64}}@{_EMAIL_CHAR}+\.{_EMAIL_CHAR}+$")
 
 
 @dataclass(frozen=True)
 class NewSession:
     token: str
     expires_at: datetime
+
+
+def normalize_email(email: str) -> str:
+    cleaned = email.strip().lower()
+    if len(cleaned) > 254 or not _EMAIL.match(cleaned):
+        raise InvalidInput(f"not an e-mail address: {email!r}")
+    return cleaned
+
+
+def log_in_address(email: str, bad_credentials: str) -> str:
+    """The address to look up; a malformed one is only wrong credentials (Unauthorized)."""
+    try:
+        return normalize_email(email)
+    except InvalidInput:
+        raise Unauthorized(bad_credentials) from None
 
 
 def token_hash(token: str) -> str:

@@ -10,18 +10,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from grattage.errors import AccountLocked, InvalidInput, Unauthorized
-from grattage.service.accounts import normalize_email
+from grattage.errors import AccountLocked, Unauthorized
+from grattage.service import credentials
 from grattage.service.audit_trail import record
 from grattage.service.context import Platform
-from grattage.service.credentials import (
-    NewSession,
-    check_password_length,
-    count_failed_log_in,
-    is_locked,
-    token_hash,
-    verify_password,
-)
+from grattage.service.credentials import NewSession, token_hash
 
 _BAD_CREDENTIALS = "wrong operator e-mail address or password"
 _TOUCH_EVERY = timedelta(seconds=60)
@@ -39,8 +32,8 @@ class OperatorCaller:
 
 
 def create(platform: Platform, email: str, password: str, actor: str = "cli") -> int:
-    address = normalize_email(email)
-    check_password_length(password)
+    address = credentials.normalize_email(email)
+    credentials.check_password_length(password)
     password_hash = platform.passwords.hash(password)
     now = platform.clock.now()
     with platform.uow.write() as repos:
@@ -50,22 +43,21 @@ def create(platform: Platform, email: str, password: str, actor: str = "cli") ->
 
 
 def log_in(platform: Platform, email: str, password: str) -> NewSession:
-    try:
-        address = normalize_email(email)
-    except InvalidInput:
-        raise Unauthorized(_BAD_CREDENTIALS) from None
+    address = credentials.log_in_address(email, _BAD_CREDENTIALS)
     now = platform.clock.now()
     policy = platform.policy
     with platform.uow.read() as repos:
         operator = repos.operators.by_email(address)
     if operator is None:
-        verify_password(platform, None, password)
+        credentials.verify_password(platform, None, password)
         raise Unauthorized(_BAD_CREDENTIALS)
-    if is_locked(operator.locked_until, now):
+    if credentials.is_locked(operator.locked_until, now):
         raise AccountLocked("this operator is locked after repeated failed log-ins; retry later")
-    if not verify_password(platform, operator.password_hash, password):
+    if not credentials.verify_password(platform, operator.password_hash, password):
         with platform.uow.write() as repos:
-            failed, locked = count_failed_log_in(repos.operators, operator.id, policy, now)
+            failed, locked = credentials.count_failed_log_in(
+                repos.operators, operator.id, policy, now
+            )
             record(
                 repos,
                 now,
