@@ -158,3 +158,51 @@ def test_the_config_tells_the_pages_the_delays_and_the_deposit_limit(client: Tes
         "abandon_seconds": 900,
         "demo_deposit_max_cents": 10_000,
     }
+
+
+def test_a_house_account_is_the_houses_even_when_its_id_was_not_looked_up_by_name(
+    world: World,
+) -> None:
+    from grattage.service.model import HOUSE_DEPOSITS, Leg
+
+    player = world.player(0)  # no deposit yet: the platform has looked up no house account
+    with world.platform.uow.read() as repos:
+        connection = repos.connection  # type: ignore[attr-defined]
+        house = connection.exec_driver_sql(
+            f"SELECT id FROM accounts WHERE name = '{HOUSE_DEPOSITS}'"
+        ).scalar_one()
+    with world.platform.uow.write() as repos:
+        account_id = repos.ledger.player_account_id(player)
+        balances = repos.ledger.post(
+            "deposit",
+            [Leg(account_id, 700), Leg(house, -700)],
+            world.clock.now(),
+            player_id=player,
+        )
+    assert balances == {account_id: 700}
+    assert world.balance(player) == 700
+
+
+def test_logging_in_with_an_unknown_e_mail_verifies_a_password_all_the_same(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from grattage.errors import Unauthorized
+    from grattage.service import accounts
+
+    world.player(0, email="known@example.org")
+    verified: list[str] = []
+    hasher = world.platform.passwords
+
+    class Counting:
+        def hash(self, password: str) -> str:
+            return hasher.hash(password)
+
+        def verify(self, password_hash: str, password: str) -> bool:
+            verified.append(password)
+            return hasher.verify(password_hash, password)
+
+    monkeypatch.setattr(world.platform, "passwords", Counting())
+    for email in ("known@example.org", "unknown@example.org"):
+        with pytest.raises(Unauthorized, match="wrong e-mail address or password"):
+            accounts.log_in(world.platform, email, "not the password")
+    assert verified == ["not the password"] * 2  # as long a check either way

@@ -141,3 +141,25 @@ def test_the_buy_route_batches_on_sqlite_only(world: World) -> None:
     app = create_app(world.settings, platform=world.platform, mount_web=False)
     batched = isinstance(app.state.writes, LoopBatcher)
     assert batched == world.settings.database_url.startswith("sqlite")
+
+
+def test_using_the_platform_on_a_held_batchs_thread_outside_the_batch_fails_loudly(
+    sqlite_world: World,
+) -> None:
+    from grattage.adapters.group_commit import OutsideTheHeldBatchError
+
+    world = sqlite_world
+    player = world.player(1000)
+    uow: Any = world.platform.uow
+    batch = uow.new_batch()  # its work runs on this thread
+    with ThreadPoolExecutor(max_workers=1) as helper:
+        helper.submit(uow.hold, batch).result()
+        try:
+            assert batch.run(lambda: accounts.deposit(world.platform, player, 100)) == 1100
+            with pytest.raises(OutsideTheHeldBatchError):
+                accounts.balance(world.platform, player)
+            with pytest.raises(OutsideTheHeldBatchError):
+                accounts.deposit(world.platform, player, 100)
+        finally:
+            assert helper.submit(uow.release).result() == 1
+    assert world.balance(player) == 1100

@@ -117,7 +117,7 @@ def test_a_database_in_trouble_answers_503_and_debits_nothing(
 ) -> None:
     from sqlalchemy.exc import OperationalError
 
-    from grattage.adapters.repositories import SqlBlocks
+    from grattage.adapters.blocks import SqlBlocks
 
     world.stock("cash")
     world.player(5000, email="busy@example.org")

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Connection
 
 from grattage.adapters.database import WRITE_OPTION, make_engine
-from grattage.adapters.group_commit import GroupCommitter
+from grattage.adapters.group_commit import GroupCommitter, HeldBatch, OutsideTheHeldBatchError
 from grattage.errors import Unavailable
 
 
@@ -125,19 +125,20 @@ def test_a_held_batch_keeps_its_writes_unsaved_and_other_writers_waiting_until_r
     tmp_path: Path,
 ) -> None:
     group = committer(tmp_path)
-    group.hold(threading.get_ident())
+    batch = HeldBatch()
+    group.hold(batch)
     for index in range(3):
-        with group.write() as connection:  # joins the held batch: no commit, no wait
-            connection.exec_driver_sql(f"INSERT INTO rows (id) VALUES ({index})")
-    with pytest.raises(ValueError), group.write() as connection:
-        connection.exec_driver_sql("INSERT INTO rows (id) VALUES (3)")
-        raise ValueError("refused")
-    outsider = threading.Thread(target=lambda: _catch(insert, 10))
+        # joins the held batch: no commit, no wait
+        batch.run(lambda index=index: insert_into(group, f"(id) VALUES ({index})"))
 
-    def insert(index: int) -> None:
+    def refused() -> None:
         with group.write() as connection:
-            connection.exec_driver_sql(f"INSERT INTO rows (id) VALUES ({index})")
+            connection.exec_driver_sql("INSERT INTO rows (id) VALUES (3)")
+            raise ValueError("refused")
 
+    with pytest.raises(ValueError):
+        batch.run(refused)
+    outsider = threading.Thread(target=lambda: insert_into(group, "(id) VALUES (10)"))
     outsider.start()
     time.sleep(0.05)
     assert outsider.is_alive(), "another thread wrote while the batch was held"
@@ -150,15 +151,57 @@ def test_a_held_batch_keeps_its_writes_unsaved_and_other_writers_waiting_until_r
 
 def test_a_held_batch_that_cannot_be_saved_reports_it_and_keeps_nothing(tmp_path: Path) -> None:
     group = committer(tmp_path)
-    group.hold(threading.get_ident())
-    with group.write() as connection:
-        connection.exec_driver_sql("INSERT INTO rows (id) VALUES (1)")
-    with group.write() as connection:  # breaks a deferred foreign key: seen only at COMMIT
-        connection.exec_driver_sql("INSERT INTO rows (id, parent) VALUES (2, 999)")
+    batch = HeldBatch()
+    group.hold(batch)
+    batch.run(lambda: insert_into(group, "(id) VALUES (1)"))
+    # breaks a deferred foreign key: seen only at COMMIT
+    batch.run(lambda: insert_into(group, "(id, parent) VALUES (2, 999)"))
     with pytest.raises(Unavailable):
         group.release()
     assert rows(group) == set()
     with group.write() as connection:  # and the committer carries on
         connection.exec_driver_sql("INSERT INTO rows (id) VALUES (3)")
     assert rows(group) == {3}
+    group.close()
+
+
+def insert_into(group: GroupCommitter, values: str) -> None:
+    with group.write() as connection:
+        connection.exec_driver_sql(f"INSERT INTO rows {values}")
+
+
+def test_only_the_work_a_held_batch_runs_joins_it_and_other_threads_wait(
+    tmp_path: Path,
+) -> None:
+    group = committer(tmp_path)
+    batch = HeldBatch()
+    helper = threading.Thread(target=group.hold, args=(batch,))  # held from another thread
+    helper.start()
+    helper.join()
+    batch.run(lambda: insert_into(group, "(id) VALUES (1)"))
+    outsider = threading.Thread(target=lambda: insert_into(group, "(id) VALUES (2)"))
+    outsider.start()
+    time.sleep(0.05)
+    assert outsider.is_alive(), "a write outside the batch joined it"
+    assert group.release() == 1
+    outsider.join()
+    assert rows(group) == {1, 2}
+    group.close()
+
+
+def test_touching_the_database_on_a_held_batchs_thread_outside_the_batch_fails_loudly(
+    tmp_path: Path,
+) -> None:
+    group = committer(tmp_path)
+    batch = HeldBatch()
+    group.hold(batch)
+    batch.run(lambda: insert_into(group, "(id) VALUES (1)"))
+    with pytest.raises(OutsideTheHeldBatchError, match="outside HeldBatch.run"):
+        insert_into(group, "(id) VALUES (2)")
+    with pytest.raises(OutsideTheHeldBatchError):
+        group.held_connection()
+    assert group.release() == 1
+    assert rows(group) == {1}
+    insert_into(group, "(id) VALUES (3)")  # nothing held any more: an ordinary write
+    assert rows(group) == {1, 3}
     group.close()

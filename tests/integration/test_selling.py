@@ -195,3 +195,23 @@ def test_buyers_are_spread_over_the_open_blocks_of_a_game(world: World) -> None:
         for buyer in (first, second)
     }
     assert len(blocks) == 2
+
+
+def test_the_open_blocks_a_sale_saw_are_looked_up_again_after_five_seconds_of_the_clock(
+    world: World,
+) -> None:
+    world.stock("cash", blocks=2)
+    first, second = list_blocks(world.platform, "cash")
+    buyers = [world.player(1500) for _ in range(2)]
+    buyer = next(player for player in buyers if player % 2 == 1)  # picks the 2nd of 2 blocks
+
+    def block_sold_to_buyer() -> int:
+        ticket, _ = tickets.buy(world.platform, buyer, game_name="cash", mode="auto")
+        return int(ticket["document"]["block"])
+
+    assert block_sold_to_buyer() == first.id  # the only open block, now remembered
+    open_block(world.platform, second.id)
+    world.clock.advance(4)
+    assert block_sold_to_buyer() == first.id  # still as last seen
+    world.clock.advance(2)
+    assert block_sold_to_buyer() == second.id  # looked up again: the new block has its share

@@ -1,24 +1,29 @@
-"""Hot-path statements in plain SQL, run straight on the driver's cursor.
+"""Where raw SQL lives: the hot statements, and the runner that puts them on the driver.
 
 A purchase runs about a dozen statements. Through SQLAlchemy each costs several times what
 SQLite takes to run it — even ``exec_driver_sql`` builds an execution context and a result
-object per statement — so these few are written once in portable SQL with ``:name``
-parameters and run on the DBAPI connection underneath the SQLAlchemy one (SQLite takes
-``:name``, psycopg ``%(name)s``), which SQLAlchemy documents as the way to reach the driver.
-The statements still run inside the SQLAlchemy connection's transaction; a driver error is
-wrapped in SQLAlchemy's exception classes exactly as SQLAlchemy would, and a lost connection is
-invalidated, so callers handle both paths alike. Everything else goes through SQLAlchemy Core.
+object per statement — so the statements of every purchase (and of every request's session
+lookup) are written here once, in portable SQL with ``:name`` parameters, and run on the DBAPI
+connection underneath the SQLAlchemy one (SQLite takes ``:name``, psycopg ``%(name)s``), which
+SQLAlchemy documents as the way to reach the driver. They still run inside the SQLAlchemy
+connection's transaction; a driver error is wrapped in SQLAlchemy's exception classes exactly
+as SQLAlchemy would, and a lost connection is invalidated, so callers handle both paths alike.
+Times pass through :mod:`grattage.adapters.db_time` both ways. Every other statement is
+SQLAlchemy Core, in the repository that runs it: no repository holds SQL text (the engine's
+PRAGMAs are in :mod:`grattage.adapters.database`, the schema's history in the migrations).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, MultipleResultsFound, NoResultFound
+
+from grattage.service.model import LimitsRow
 
 _NAMED = re.compile(r"(?<!:):(\w+)")
 
@@ -55,6 +60,8 @@ class DriverResult:
 
 
 class DriverSql:
+    """One statement, prepared for both drivers' parameter styles once."""
+
     def __init__(self, sql: str) -> None:
         self.sql = " ".join(sql.split())
         self._pyformat = _NAMED.sub(r"%(\1)s", self.sql.replace("%", "%%"))
@@ -62,7 +69,9 @@ class DriverSql:
             " RETURNING " in self.sql.upper()
         )
 
-    def __call__(self, connection: Connection, parameters: Any = None) -> DriverResult:
+    def __call__(
+        self, connection: Connection, parameters: dict[str, Any] | None = None
+    ) -> DriverResult:
         """Run on ``connection``'s driver connection, in its current transaction."""
         sqlite = connection.dialect.name == "sqlite"
         text = self.sql if sqlite else self._pyformat
@@ -70,10 +79,7 @@ class DriverSql:
         proxied = connection.connection
         cursor = proxied.cursor()
         try:
-            if isinstance(parameters, list):
-                cursor.executemany(text, parameters)
-            else:
-                cursor.execute(text, parameters)
+            cursor.execute(text, parameters)
             return DriverResult(list(cursor.fetchall()) if self._returns_rows else [])
         except connection.dialect.loaded_dbapi.Error as failure:
             if connection.dialect.is_disconnect(failure, proxied.dbapi_connection, cursor):
@@ -85,16 +91,107 @@ class DriverSql:
             cursor.close()
 
 
-def db_time(connection: Connection, moment: datetime) -> Any:
-    """A time as the schema stores it (naive UTC; SQLite as SQLAlchemy's text format)."""
-    naive = moment.astimezone(UTC).replace(tzinfo=None)
-    if connection.dialect.name == "sqlite":
-        return naive.isoformat(" ", "microseconds")  # as strftime("%Y-%m-%d %H:%M:%S.%f"), faster
-    return naive
+# The group committer's savepoints (SQLAlchemy's nested transactions cost more than a sale).
+SAVEPOINT = DriverSql("SAVEPOINT grattage_write")
+ROLLBACK_TO_SAVEPOINT = DriverSql("ROLLBACK TO SAVEPOINT grattage_write")
+RELEASE_SAVEPOINT = DriverSql("RELEASE SAVEPOINT grattage_write")
+
+# Sessions: every authenticated request.
+FIND_SESSION = DriverSql(
+    """SELECT sessions.id, sessions.player_id, players.email, sessions.last_seen_at,
+              sessions.created_at, player_limits.reality_checked_at
+       FROM sessions JOIN players ON players.id = sessions.player_id
+       LEFT JOIN player_limits ON player_limits.player_id = sessions.player_id
+       WHERE sessions.token_hash = :token_hash"""
+)
+
+# The ledger.
+PLAYER_ACCOUNT = DriverSql("SELECT id, balance_cents FROM accounts WHERE player_id = :player_id")
+LOCK_ACCOUNT = DriverSql("SELECT id FROM accounts WHERE id = :account_id FOR UPDATE")
+LOCK_ACCOUNT_OF_PLAYER = DriverSql(
+    "SELECT id FROM accounts WHERE player_id = :player_id FOR UPDATE"
+)
+CHANGE_PLAYER_BALANCE = DriverSql(
+    """UPDATE accounts SET balance_cents = balance_cents + :amount
+       WHERE id = :account_id AND kind = 'player' AND balance_cents + :amount >= 0
+       RETURNING balance_cents"""
+)
+INSERT_MOVEMENT = DriverSql(
+    """INSERT INTO movements (kind, player_id, ticket_id, created_at)
+       VALUES (:kind, :player_id, :ticket_id, :created_at) RETURNING id"""
+)
 
 
-def from_db_time(value: Any) -> datetime:
-    """A stored time back as an aware UTC datetime (SQLite hands back its text)."""
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    assert isinstance(moment, datetime)
-    return moment.replace(tzinfo=UTC)
+@cache
+def insert_entries(legs: int) -> DriverSql:
+    """One INSERT for all the legs of a movement (an executemany costs one call per row)."""
+    rows = ", ".join(f"(:movement_id, :account{leg}, :amount{leg})" for leg in range(legs))
+    return DriverSql(f"INSERT INTO entries (movement_id, account_id, amount_cents) VALUES {rows}")
+
+
+# Blocks.
+OPEN_BLOCK_IDS = DriverSql(
+    """SELECT id FROM blocks WHERE game = :game AND state = 'open' AND sold < size
+       ORDER BY id LIMIT 16"""
+)
+TAKE_UNIT = DriverSql(
+    """UPDATE blocks SET sold = sold + 1
+       WHERE id = :block_id AND state = 'open' AND sold < size RETURNING sold, size"""
+)
+SEALED_TIER = DriverSql(
+    """SELECT substr(sealed_tiers, :offset, 1) FROM block_chunks
+       WHERE block_id = :block_id AND chunk = :chunk"""
+)
+
+# Tickets.
+TICKET_COLUMNS = (
+    "player_id",
+    "game",
+    "block_id",
+    "position",
+    "mode",
+    "sign",
+    "stake_cents",
+    "prize_cents",
+    "document",
+    "revealed",
+    "state",
+    "created_at",
+    "last_action_at",
+    "finished_at",
+    "finished_by",
+    "balance_before_cents",
+    "balance_after_cents",
+)
+INSERT_TICKET = DriverSql(
+    f"INSERT INTO tickets ({', '.join(TICKET_COLUMNS)}) "
+    f"VALUES ({', '.join(':' + name for name in TICKET_COLUMNS)}) RETURNING id"
+)
+
+
+@cache
+def due_tickets(games: int, of_one_player: bool) -> DriverSql:
+    """The playing tickets overdue: idle past ``:abandon_cutoff``, or past
+    ``:inactivity_cutoff`` in one of ``games`` games (``:game0``…), lowest ids first; of
+    ``:player_id`` only (every purchase asks) or of everyone (the sweeper)."""
+    games_in = ", ".join(f":game{index}" for index in range(games)) or "NULL"
+    player = "player_id = :player_id AND " if of_one_player else ""
+    return DriverSql(
+        f"""SELECT id FROM tickets
+            WHERE {player}state = 'playing'
+              AND (last_action_at <= :abandon_cutoff
+                   OR (last_action_at <= :inactivity_cutoff AND game IN ({games_in})))
+            ORDER BY id LIMIT :limit"""
+    )
+
+
+# Responsible gaming: the player's limits, read and locked on every purchase.
+LIMITS_COLUMNS = tuple(LimitsRow.__dataclass_fields__)
+_LIMITS = f"SELECT {', '.join(LIMITS_COLUMNS)} FROM player_limits WHERE player_id = :player_id"
+LIMITS = DriverSql(_LIMITS)
+LIMITS_FOR_UPDATE = DriverSql(_LIMITS + " FOR UPDATE")
+SET_WEEK_COUNTERS = DriverSql(
+    """UPDATE player_limits
+       SET week_start = :week, week_deposits_cents = :deposits, week_stakes_cents = :stakes
+       WHERE player_id = :player_id"""
+)

@@ -12,11 +12,15 @@ Between processes (``serve --workers N``) a batch holds an exclusive ``flock`` o
 to the database from BEGIN to COMMIT: a waiting process sleeps in the kernel and wakes the
 moment the lock is free, where SQLite's busy handler would poll with sleeps of up to 100 ms.
 
-A single thread can also *hold* a batch (:meth:`GroupCommitter.hold`): its writes then join
-the batch without waiting for a commit, until :meth:`GroupCommitter.release` commits them all.
-The server's purchases use it from the event loop (see ``entrypoints/http/batching.py``), so a
-sale runs without handing the GIL back and forth between request threads; whoever holds must
-not acknowledge anything before ``release`` has returned.
+A batch runner can also *hold* a batch (:meth:`GroupCommitter.hold`): the work it runs through
+:meth:`HeldBatch.run` then joins the batch without waiting for a commit, until
+:meth:`GroupCommitter.release` commits it all. The server's purchases use it from the event loop
+(see ``entrypoints/http/batching.py``), so a sale runs without handing the GIL back and forth
+between request threads; whoever holds must not acknowledge anything before ``release`` has
+returned. What joins is told by a :class:`~contextvars.ContextVar` that ``run`` sets, not by
+the thread: other code on the runner's thread (the event loop's other tasks) joins nothing, and
+touching the database there while the batch is held raises at once — it would otherwise wait
+for a turn the held batch can only give back once that same thread moves on.
 """
 
 from __future__ import annotations
@@ -26,21 +30,44 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, RootTransaction
 
 from grattage.adapters.database import WRITE_OPTION
-from grattage.adapters.driver_sql import DriverSql
+from grattage.adapters.driver_sql import RELEASE_SAVEPOINT, ROLLBACK_TO_SAVEPOINT, SAVEPOINT
 from grattage.errors import Unavailable
 
-_SAVEPOINT = DriverSql("SAVEPOINT grattage_write")
-_ROLLBACK_TO_SAVEPOINT = DriverSql("ROLLBACK TO SAVEPOINT grattage_write")
-_RELEASE_SAVEPOINT = DriverSql("RELEASE SAVEPOINT grattage_write")
+T = TypeVar("T")
 
-MAX_BATCH = 64
-"""Transactions one commit may hold: bounds what waits behind a long queue."""
+WRITES_PER_SHARED_COMMIT = 64
+"""Queued write transactions one commit may hold: bounds what waits behind a long queue."""
+
+_RUNNING_IN: ContextVar[HeldBatch | None] = ContextVar("grattage_held_batch", default=None)
+
+
+class HeldBatch:
+    """A batch one runner holds open: what it runs through :meth:`run` joins it.
+
+    Made on the thread that will run the batch's work, which is remembered only to catch
+    mistakes (see :meth:`GroupCommitter.write`)."""
+
+    def __init__(self) -> None:
+        self.runner_thread = threading.get_ident()
+
+    def run(self, work: Callable[[], T]) -> T:
+        """``work()`` inside the batch: its writes and reads go to the held connection."""
+        token = _RUNNING_IN.set(self)
+        try:
+            return work()
+        finally:
+            _RUNNING_IN.reset(token)
+
+
+class OutsideTheHeldBatchError(RuntimeError):
+    """The database was touched on a held batch's thread, but not through the batch."""
 
 
 class _Batch:
@@ -77,7 +104,7 @@ class GroupCommitter:
         self._queued = 0  # transactions waiting for their turn
         self._connection: Connection | None = None
         self._batch: _Batch | None = None
-        self._holder: int | None = None  # the thread whose writes join the held batch
+        self._held: HeldBatch | None = None
         self._hold_failure: BaseException | None = None
 
     def _open_batch(self) -> tuple[Connection, _Batch]:
@@ -93,9 +120,24 @@ class GroupCommitter:
                 raise
         return self._connection, self._batch
 
+    def _joins_held_batch(self) -> bool:
+        """Whether the caller runs inside the held batch; raises if it is on the batch's
+        thread but outside it (waiting for the turn there would never end)."""
+        held = self._held
+        if held is None:
+            return False
+        if _RUNNING_IN.get() is held:
+            return True
+        if held.runner_thread == threading.get_ident():
+            raise OutsideTheHeldBatchError(
+                "the database was used on the thread of a held batch outside HeldBatch.run: "
+                "it would wait for the batch, which waits for this thread"
+            )
+        return False
+
     @contextmanager
     def write(self) -> Iterator[Any]:
-        if self._holder == threading.get_ident():
+        if self._joins_held_batch():
             with self._held_write() as repositories:
                 yield repositories
             return
@@ -121,7 +163,7 @@ class GroupCommitter:
             raise
         batch.size += 1
         with self._counter:
-            last = self._queued == 0 or batch.size >= MAX_BATCH
+            last = self._queued == 0 or batch.size >= WRITES_PER_SHARED_COMMIT
         if last:
             self._commit(batch)
         self._turn.release()
@@ -131,11 +173,11 @@ class GroupCommitter:
         if batch.failure is not None:
             raise Unavailable("the database could not save this change; retry") from batch.failure
 
-    def hold(self, thread_id: int) -> None:
-        """Take the turn and open a batch that ``thread_id``'s writes join until ``release``.
+    def hold(self, batch: HeldBatch) -> None:
+        """Take the turn and open ``batch``: what runs in it joins until ``release``.
 
         Blocks while other writers (of this process or another) have the database: call it
-        from a helper thread, naming the thread that will write."""
+        from a helper thread, not the batch's own."""
         self._turn.acquire()
         try:
             self._open_batch()
@@ -143,7 +185,7 @@ class GroupCommitter:
             self._turn.release()
             raise
         self._hold_failure = None
-        self._holder = thread_id
+        self._held = batch
 
     def release(self) -> int:
         """Commit the held batch (an fsync: call it from a helper thread); how many writes it held.
@@ -151,7 +193,7 @@ class GroupCommitter:
         Raises :class:`Unavailable` if the batch could not be saved: then none of its writes
         was kept, and every one of them must be reported as failed."""
         batch, failure = self._batch, self._hold_failure
-        self._holder = None
+        self._held = None
         self._hold_failure = None
         try:
             if batch is not None:
@@ -164,9 +206,9 @@ class GroupCommitter:
         return 0 if batch is None else batch.size
 
     def held_connection(self) -> Connection | None:
-        """The held batch's connection when the calling thread holds one: its reads go there
-        (no connection to check out, and they see the batch's own writes)."""
-        if self._holder != threading.get_ident() or self._hold_failure is not None:
+        """The held batch's connection when the caller runs in it: its reads go there (no
+        connection to check out, and they see the batch's own writes)."""
+        if not self._joins_held_batch() or self._hold_failure is not None:
             return None
         return self._connection
 
@@ -193,13 +235,13 @@ class GroupCommitter:
         """The body in a savepoint of its own: an exception from it rolls back only its own
         work and is kept in ``refusal`` for the caller to raise once the batch is settled.
         Plain SQL savepoints: SQLAlchemy's nested transactions cost more than the sale."""
-        _SAVEPOINT(connection)
+        SAVEPOINT(connection)
         try:
             yield self._make_repositories(connection)
         except BaseException as raised:
             refusal.error = raised
-            _ROLLBACK_TO_SAVEPOINT(connection)
-        _RELEASE_SAVEPOINT(connection)
+            ROLLBACK_TO_SAVEPOINT(connection)
+        RELEASE_SAVEPOINT(connection)
 
     def _commit(self, batch: _Batch) -> None:
         """Commit the open batch (called holding the turn) and wake its callers."""

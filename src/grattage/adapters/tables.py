@@ -1,13 +1,10 @@
 """The schema, as SQLAlchemy Core tables (the Alembic migrations create exactly this).
 
-Money is ``BigInteger`` cents. Times are naive UTC in the database (:class:`UtcDateTime`), so
-SQLite and PostgreSQL compare them the same way.
+Money is ``BigInteger`` cents. Times are naive UTC in the database, so SQLite and PostgreSQL
+compare them the same way (the codec: :mod:`grattage.adapters.db_time`).
 """
 
 from __future__ import annotations
-
-from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -15,7 +12,6 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     Date,
-    DateTime,
     ForeignKey,
     Index,
     Integer,
@@ -27,27 +23,8 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
-from sqlalchemy.engine import Dialect
-from sqlalchemy.types import TypeDecorator
 
-
-class UtcDateTime(TypeDecorator[datetime]):
-    """Aware UTC datetimes in Python, naive UTC in the database."""
-
-    impl = DateTime(timezone=False)
-    cache_ok = True
-
-    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
-        if value is None:
-            return None
-        return value.astimezone(UTC).replace(tzinfo=None)
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        moment: datetime = value.replace(tzinfo=UTC)
-        return moment
-
+from grattage.adapters.db_time import UtcDateTime
 
 metadata = MetaData()
 

@@ -10,18 +10,18 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
-from grattage.adapters.back_office import SqlAuditLog, SqlLimits, SqlOperators, SqlReports
+from grattage.adapters.accounts import SqlPlayers, SqlSessions
+from grattage.adapters.audit_log import SqlAuditLog
+from grattage.adapters.blocks import SqlBlocks
 from grattage.adapters.database import WRITE_OPTION, is_sqlite
-from grattage.adapters.group_commit import GroupCommitter
-from grattage.adapters.repositories import (
-    SqlAudit,
-    SqlBlocks,
-    SqlIdempotency,
-    SqlLedger,
-    SqlPlayers,
-    SqlSessions,
-    SqlTickets,
-)
+from grattage.adapters.group_commit import GroupCommitter, HeldBatch
+from grattage.adapters.idempotency import SqlIdempotency
+from grattage.adapters.ledger import HouseAccounts, SqlLedger
+from grattage.adapters.limits import SqlLimits
+from grattage.adapters.operators import SqlOperators
+from grattage.adapters.reconciliation import SqlReconciliation
+from grattage.adapters.reports import SqlReports
+from grattage.adapters.tickets import SqlTickets
 from grattage.errors import Unavailable
 
 
@@ -29,10 +29,8 @@ from grattage.errors import Unavailable
 class ProcessCaches:
     """Facts that never change once in the database, remembered by the process."""
 
-    house_ids: dict[str, int] = field(default_factory=dict)
+    house_accounts: HouseAccounts = field(default_factory=HouseAccounts)
     player_account_ids: dict[int, int] = field(default_factory=dict)
-    open_blocks: dict[str, tuple[float, list[int]]] = field(default_factory=dict)
-    """A hint only: the open blocks of each game as last seen (re-checked by every sale)."""
 
 
 @dataclass
@@ -44,12 +42,12 @@ class SqlRepositories:
         self.players = SqlPlayers(self.connection)
         self.sessions = SqlSessions(self.connection)
         self.ledger = SqlLedger(
-            self.connection, self.caches.house_ids, self.caches.player_account_ids
+            self.connection, self.caches.house_accounts, self.caches.player_account_ids
         )
-        self.blocks = SqlBlocks(self.connection, self.caches.open_blocks)
+        self.blocks = SqlBlocks(self.connection)
         self.tickets = SqlTickets(self.connection)
         self.idempotency = SqlIdempotency(self.connection)
-        self.audit = SqlAudit(self.connection)
+        self.reconciliation = SqlReconciliation(self.connection)
         self.operators = SqlOperators(self.connection)
         self.audit_log = SqlAuditLog(self.connection)
         self.limits = SqlLimits(self.connection)
@@ -96,14 +94,18 @@ class SqlUnitOfWork:
 
     @property
     def holds_batches(self) -> bool:
-        """Whether one thread can hold a batch of writes (SQLite's group commit)."""
+        """Whether a batch runner can hold a batch of writes (SQLite's group commit)."""
         return self._group is not None
 
-    def hold(self, thread_id: int) -> None:
-        """Open a batch that ``thread_id``'s writes join, uncommitted, until :meth:`release`."""
+    def new_batch(self) -> HeldBatch:
+        """A batch whose work will run on the calling thread, through :meth:`HeldBatch.run`."""
+        return HeldBatch()
+
+    def hold(self, batch: HeldBatch) -> None:
+        """Open ``batch``: the work run in it joins it, uncommitted, until :meth:`release`."""
         assert self._group is not None
         with _database_trouble_is_unavailable():
-            self._group.hold(thread_id)
+            self._group.hold(batch)
 
     def release(self) -> int:
         """Commit the held batch; raises :class:`Unavailable` when none of it was kept."""

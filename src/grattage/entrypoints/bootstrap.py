@@ -5,6 +5,7 @@ from __future__ import annotations
 from grattage.adapters.database import make_engine
 from grattage.adapters.keystore import FileKeyStore
 from grattage.adapters.migrations import migrate
+from grattage.adapters.passwords import Argon2Passwords
 from grattage.adapters.unit_of_work import SqlUnitOfWork
 from grattage.clock import Clock, SystemClock
 from grattage.service.context import Platform, Policy
@@ -47,4 +48,5 @@ def build_platform(
         clock=clock or SystemClock(),
         policy=policy,
         stake_checks=[stake_check_for(policy)],
+        passwords=Argon2Passwords(policy.password_time_cost, policy.password_memory_kib),
     )

@@ -2,62 +2,38 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
 import secrets
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from functools import cache
-
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
+from datetime import date, timedelta
 
 from grattage.errors import AccountLocked, InvalidInput, Unauthorized
 from grattage.service import responsible
 from grattage.service.context import Platform
+from grattage.service.credentials import (
+    NewSession,
+    check_password_length,
+    count_failed_log_in,
+    is_locked,
+    log_in_address,
+    normalize_email,
+    token_hash,
+    verify_password,
+)
 from grattage.service.model import HOUSE_DEPOSITS, Caller, Leg
 
+__all__ = [
+    "ADULT_AGE",
+    "age_on",
+    "authenticate",
+    "balance",
+    "deposit",
+    "log_in",
+    "log_out",
+    "normalize_email",  # from credentials: the routes echo an address as it is stored
+    "register",
+]
+
 ADULT_AGE = 18
-MIN_PASSWORD_LENGTH = 8
-MAX_PASSWORD_LENGTH = 256
-_EMAIL_CHAR = r"[^@\s\x00-\x1f\x7f]"  # no blank, no control character (NUL included)
-_EMAIL = re.compile(rf"^{_EMAIL_CHAR}{{1,64}}@{_EMAIL_CHAR}+\.{_EMAIL_CHAR}+$")
-
-
-@cache
-def _hasher(time_cost: int, memory_kib: int) -> PasswordHasher:
-    return PasswordHasher(time_cost=time_cost, memory_cost=memory_kib)
-
-
-@cache
-def _dummy_hash(time_cost: int, memory_kib: int) -> str:
-    """Verified against when the e-mail is unknown, so a log-in takes as long either way."""
-    return _hasher(time_cost, memory_kib).hash("not a password of anyone")
-
-
-def _hasher_of(platform: Platform) -> PasswordHasher:
-    policy = platform.policy
-    return _hasher(policy.password_time_cost, policy.password_memory_kib)
-
-
 _BAD_CREDENTIALS = "wrong e-mail address or password"
-
-
-@dataclass(frozen=True)
-class NewSession:
-    token: str
-    expires_at: datetime
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def normalize_email(email: str) -> str:
-    cleaned = email.strip().lower()
-    if len(cleaned) > 254 or not _EMAIL.match(cleaned):
-        raise InvalidInput(f"not an e-mail address: {email!r}")
-    return cleaned
 
 
 def age_on(birth_date: date, today: date) -> int:
@@ -77,17 +53,14 @@ def register(
     """A new player with an empty wallet and their weekly limits (None: the defaults);
     refuses minors and weak passwords."""
     address = normalize_email(email)
-    if not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH:
-        raise InvalidInput(
-            f"a password has {MIN_PASSWORD_LENGTH} to {MAX_PASSWORD_LENGTH} characters"
-        )
+    check_password_length(password)
     now = platform.clock.now()
     if birth_date > now.date():
         raise InvalidInput(f"birth_date {birth_date.isoformat()!r} is in the future")
     if age_on(birth_date, now.date()) < ADULT_AGE:
         raise InvalidInput(f"players must be at least {ADULT_AGE} years old")
     responsible.check_limits_at_sign_up(platform.policy, deposit_limit_cents, stake_limit_cents)
-    password_hash = _hasher_of(platform).hash(password)
+    password_hash = platform.passwords.hash(password)
     with platform.uow.write() as repos:
         player_id = repos.players.add(address, password_hash, birth_date, now)
         repos.ledger.open_player_account(player_id)
@@ -98,44 +71,28 @@ def register(
 
 
 def log_in(platform: Platform, email: str, password: str) -> NewSession:
-    try:
-        address = normalize_email(email)
-    except InvalidInput:
-        raise Unauthorized(_BAD_CREDENTIALS) from None
+    address = log_in_address(email, _BAD_CREDENTIALS)
     now = platform.clock.now()
     with platform.uow.read() as repos:
         player = repos.players.by_email(address)
     if player is None:
-        policy = platform.policy
-        _verify(
-            platform, _dummy_hash(policy.password_time_cost, policy.password_memory_kib), password
-        )
+        verify_password(platform, None, password)
         raise Unauthorized(_BAD_CREDENTIALS)
-    if player.locked_until is not None and player.locked_until > now:
+    if is_locked(player.locked_until, now):
         raise AccountLocked("this account is locked after repeated failed log-ins; retry later")
-    if not _verify(platform, player.password_hash, password):
+    if not verify_password(platform, player.password_hash, password):
         with platform.uow.write() as repos:
-            lock_until = now + timedelta(seconds=platform.policy.lockout_seconds)
-            failed = repos.players.count_failed_login(
-                player.id, platform.policy.lockout_threshold, lock_until
-            )
-        if failed >= platform.policy.lockout_threshold:
+            _, locked = count_failed_log_in(repos.players, player.id, platform.policy, now)
+        if locked:
             raise AccountLocked("too many failed log-ins: this account is locked for a while")
         raise Unauthorized(_BAD_CREDENTIALS)
     responsible.check_log_in(platform, player.id)
     token = secrets.token_urlsafe(32)
     with platform.uow.write() as repos:
         if player.failed_logins or player.locked_until is not None:
-            repos.players.clear_failed_logins(player.id)
+            repos.players.clear_failed_log_ins(player.id)
         repos.sessions.add(token_hash(token), player.id, now)
     return NewSession(token, now + timedelta(seconds=platform.policy.session_idle_seconds))
-
-
-def _verify(platform: Platform, password_hash: str, password: str) -> bool:
-    try:
-        return _hasher_of(platform).verify(password_hash, password)
-    except (VerificationError, InvalidHashError):
-        return False
 
 
 # A session's last use is written at most this often, so reads stay reads.

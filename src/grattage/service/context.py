@@ -13,7 +13,7 @@ from grattage.errors import NotFound
 from grattage.games import Game, find_game
 from grattage.games.table import table_from_dict
 from grattage.service.model import Block
-from grattage.service.ports import KeyStore, Repositories, UnitOfWork
+from grattage.service.ports import KeyStore, PasswordHasher, Repositories, UnitOfWork
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,12 @@ class Platform:
     clock: Clock = field(default_factory=SystemClock)
     policy: Policy = field(default_factory=Policy)
     stake_checks: list[StakeCheck] = field(default_factory=list)
+    passwords: PasswordHasher = field(kw_only=True)
+    open_blocks_seen: dict[str, tuple[datetime, list[int]]] = field(
+        default_factory=dict, repr=False
+    )
+    """A hint only: the open blocks of each game as a sale last saw them, and when (see
+    :mod:`grattage.service.block_lifecycle`)."""
     _blocks: dict[int, LoadedBlock] = field(default_factory=dict, repr=False)
     _games: dict[str, Game] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

@@ -24,7 +24,7 @@ from grattage.service.context import Platform
 from grattage.service.model import Block, BlockState
 from grattage.service.records import GameListing, PrizeTier
 
-CHUNK_UNITS = 64 * 1024
+SEALED_CHUNK_UNITS = 64 * 1024
 """Units per stored chunk: 64 KiB rows keep a 12 000 000-unit block at 184 rows."""
 
 
@@ -88,7 +88,7 @@ def create_emission(
         )
     opened = []
     with platform.uow.write() as repos:
-        if not repos.blocks.has_open(game.name) and not repos.blocks.withheld(game.name):
+        if not repos.blocks.has_open(game.name) and not repos.blocks.has_suspended(game.name):
             for _ in range(open_blocks):
                 block_id = repos.blocks.open_next_pending(game.name)
                 if block_id is not None:
@@ -109,7 +109,7 @@ def _create_block(
 ) -> int:
     label = f"block {number + 1}"
     size = table.block_size
-    chunks = -(-size // CHUNK_UNITS)
+    chunks = -(-size // SEALED_CHUNK_UNITS)
     progress(f"{label}: shuffling", 0, chunks)
     tiers = shuffled_tiers(table, secure_generator()).tobytes()
     key = new_block_key()
@@ -138,7 +138,7 @@ def _create_block(
                 game=game,
                 key_id=key_id,
                 size=size,
-                chunk_units=CHUNK_UNITS,
+                chunk_units=SEALED_CHUNK_UNITS,
                 now=platform.clock.now(),
             )
             record(
@@ -153,8 +153,8 @@ def _create_block(
                 block_id, json.dumps(commitment, sort_keys=True), tree.chunk_roots
             )
             for chunk in range(chunks):
-                start = chunk * CHUNK_UNITS
-                repos.blocks.add_chunk(block_id, chunk, sealed[start : start + CHUNK_UNITS])
+                start = chunk * SEALED_CHUNK_UNITS
+                repos.blocks.add_chunk(block_id, chunk, sealed[start : start + SEALED_CHUNK_UNITS])
                 progress(f"{label}: storing", chunk + 1, chunks)
     except BaseException:
         platform.keys.discard(key_id)
@@ -180,7 +180,7 @@ def close_block(platform: Platform, block_id: int, actor: str = "system") -> Non
             for state in ("open", "suspended", "pending")
         ):
             raise Conflict(f"block {block_id!r} is {block.state}; it cannot be closed")
-        if not repos.blocks.has_open(block.game) and not repos.blocks.withheld(block.game):
+        if not repos.blocks.has_open(block.game) and not repos.blocks.has_suspended(block.game):
             repos.blocks.open_next_pending(block.game)
         record_block_changes(repos, now, actor)
 

@@ -14,7 +14,6 @@ MovementKind = Literal["deposit", "stake", "prize"]
 HOUSE_DEPOSITS = "house:deposits"
 HOUSE_STAKES = "house:stakes"
 HOUSE_PRIZES = "house:prizes"
-HOUSE_ACCOUNTS = (HOUSE_DEPOSITS, HOUSE_STAKES, HOUSE_PRIZES)
 
 
 @dataclass(frozen=True)

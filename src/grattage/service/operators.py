@@ -10,19 +10,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from grattage.errors import AccountLocked, InvalidInput, Unauthorized
-from grattage.service.accounts import (
-    MAX_PASSWORD_LENGTH,
-    MIN_PASSWORD_LENGTH,
-    NewSession,
-    _dummy_hash,
-    _hasher_of,
-    _verify,
-    normalize_email,
-    token_hash,
-)
+from grattage.errors import AccountLocked, Unauthorized
+from grattage.service import credentials
 from grattage.service.audit_trail import record
 from grattage.service.context import Platform
+from grattage.service.credentials import NewSession, token_hash
 
 _BAD_CREDENTIALS = "wrong operator e-mail address or password"
 _TOUCH_EVERY = timedelta(seconds=60)
@@ -40,12 +32,9 @@ class OperatorCaller:
 
 
 def create(platform: Platform, email: str, password: str, actor: str = "cli") -> int:
-    address = normalize_email(email)
-    if not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH:
-        raise InvalidInput(
-            f"a password has {MIN_PASSWORD_LENGTH} to {MAX_PASSWORD_LENGTH} characters"
-        )
-    password_hash = _hasher_of(platform).hash(password)
+    address = credentials.normalize_email(email)
+    credentials.check_password_length(password)
+    password_hash = platform.passwords.hash(password)
     now = platform.clock.now()
     with platform.uow.write() as repos:
         operator_id = repos.operators.add(address, password_hash, now)
@@ -54,27 +43,20 @@ def create(platform: Platform, email: str, password: str, actor: str = "cli") ->
 
 
 def log_in(platform: Platform, email: str, password: str) -> NewSession:
-    try:
-        address = normalize_email(email)
-    except InvalidInput:
-        raise Unauthorized(_BAD_CREDENTIALS) from None
+    address = credentials.log_in_address(email, _BAD_CREDENTIALS)
     now = platform.clock.now()
     policy = platform.policy
     with platform.uow.read() as repos:
         operator = repos.operators.by_email(address)
     if operator is None:
-        _verify(
-            platform, _dummy_hash(policy.password_time_cost, policy.password_memory_kib), password
-        )
+        credentials.verify_password(platform, None, password)
         raise Unauthorized(_BAD_CREDENTIALS)
-    if operator.locked_until is not None and operator.locked_until > now:
+    if credentials.is_locked(operator.locked_until, now):
         raise AccountLocked("this operator is locked after repeated failed log-ins; retry later")
-    if not _verify(platform, operator.password_hash, password):
+    if not credentials.verify_password(platform, operator.password_hash, password):
         with platform.uow.write() as repos:
-            failed = repos.operators.failed_log_in(
-                operator.id,
-                policy.lockout_threshold,
-                now + timedelta(seconds=policy.lockout_seconds),
+            failed, locked = credentials.count_failed_log_in(
+                repos.operators, operator.id, policy, now
             )
             record(
                 repos,
@@ -84,7 +66,7 @@ def log_in(platform: Platform, email: str, password: str) -> NewSession:
                 f"operator:{operator.id}",
                 {"failed_in_a_row": failed},
             )
-        if failed >= policy.lockout_threshold:
+        if locked:
             raise AccountLocked("too many failed log-ins: this operator is locked for a while")
         raise Unauthorized(_BAD_CREDENTIALS)
     token = secrets.token_urlsafe(32)

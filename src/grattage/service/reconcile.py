@@ -26,7 +26,7 @@ def reconcile(platform: Platform) -> Reconciliation:
     report = Reconciliation()
     found = report.discrepancies
     with platform.uow.read() as repos:
-        audit = repos.audit
+        audit = repos.reconciliation
         report.checks.append("each player's balance equals the sum of its ledger entries")
         for name, stored, total in audit.balances_off_ledger():
             found.append(f"account {name}: balance {stored} cents but its entries sum to {total}")

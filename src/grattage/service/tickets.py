@@ -24,6 +24,7 @@ from grattage.errors import (
 )
 from grattage.games import Game, find_game
 from grattage.games.money import format_euros
+from grattage.service import block_lifecycle
 from grattage.service.audit_trail import record_block_changes
 from grattage.service.context import Platform
 from grattage.service.model import HOUSE_PRIZES, HOUSE_STAKES, FinishedBy, Leg, Mode, Ticket
@@ -127,7 +128,7 @@ def _sell(
             f"a {game.name} ticket costs {format_euros(stake)}; the balance cannot pay it"
         ) from None
     balance_before = balance_after + stake
-    unit = repos.blocks.take_unit(game.name, spread=player_id)
+    unit = block_lifecycle.take_unit(platform, repos, game.name, spread=player_id, now=now)
     if repos.blocks.state_changes:  # this sale exhausted a block, or opened the next one
         record_block_changes(repos, now, actor="system:sale")
     loaded = platform.loaded_block(repos, unit.block_id)

@@ -8,8 +8,9 @@ both workers (measured: a 0.3 ms sale held the lock 0.7 ms at the median, 11 ms 
 
 So on SQLite the purchases of a process are queued to its :class:`LoopBatcher`, which takes
 the database once for everything queued (:meth:`SqlUnitOfWork.hold`, on a helper thread
-because it may wait for the other worker), runs each purchase on the event loop — one thread,
-nothing to hand over — then commits them all at once on the helper thread (the fsync does not
+because it may wait for the other worker), runs each purchase on the event loop inside the
+held batch (``batch.run``: only what runs there joins it) — one thread, nothing to hand
+over — then commits them all at once on the helper thread (the fsync does not
 hold the loop) and only then answers them. A purchase refused (insufficient balance, sold
 out…) is rolled back alone and answered with its error; if the commit fails, every purchase
 of the batch is answered 503 and none was kept. Nothing is acknowledged before it is durable.
@@ -24,21 +25,27 @@ two workers' batches could deadlock.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar, cast
 
 T = TypeVar("T")
 
-MAX_BATCH = 32
-"""Purchases one commit may hold: bounds how long the other worker waits for the database."""
+PURCHASES_PER_HELD_BATCH = 32
+"""Purchases one held batch runs before its commit: bounds how long the other worker waits
+for the database (the group committer's own bound on a shared commit is larger)."""
+
+
+class HeldBatch(Protocol):
+    def run(self, work: Callable[[], T]) -> T: ...
 
 
 class HoldsBatches(Protocol):
     holds_batches: bool
 
-    def hold(self, thread_id: int) -> None: ...
+    def new_batch(self) -> HeldBatch: ...
+
+    def hold(self, batch: HeldBatch) -> None: ...
 
     def release(self) -> int: ...
 
@@ -88,8 +95,9 @@ class LoopBatcher:
 
     async def _run_batch(self) -> None:
         loop = asyncio.get_running_loop()
+        held = self._uow.new_batch()  # made here: its work runs on this, the loop's, thread
         try:
-            await loop.run_in_executor(self._helper, self._uow.hold, threading.get_ident())
+            await loop.run_in_executor(self._helper, self._uow.hold, held)
         except Exception as failure:
             _fail(self._take_batch(), failure)
             return
@@ -101,7 +109,7 @@ class LoopBatcher:
                 if future.done():  # the client went away before its turn: nothing was sold
                     continue
                 try:
-                    outcomes.append((future, work(), None))
+                    outcomes.append((future, held.run(work), None))
                 except Exception as refused:
                     outcomes.append((future, None, refused))
         finally:
@@ -128,8 +136,8 @@ class LoopBatcher:
         return True
 
     def _take_batch(self) -> list[tuple[Callable[[], Any], asyncio.Future[Any]]]:
-        batch = self._pending[:MAX_BATCH]
-        del self._pending[:MAX_BATCH]
+        batch = self._pending[:PURCHASES_PER_HELD_BATCH]
+        del self._pending[:PURCHASES_PER_HELD_BATCH]
         return batch
 
     def close(self) -> None:

@@ -1,0 +1,215 @@
+"""Emissions, blocks, their sealed chunks and commitments.
+
+Facts and conditional writes only: which blocks of a game are open, "take one unit of block
+B if it is open and not sold out", "change B's state if it is still in that state". When to
+take, exhaust or open which block is decided by :mod:`grattage.service.block_lifecycle`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select, update
+
+from grattage.adapters.driver_sql import OPEN_BLOCK_IDS, SEALED_TIER, TAKE_UNIT
+from grattage.adapters.tables import block_chunks, block_commitments, blocks, emissions
+from grattage.service.model import Block, BlockState
+
+UNSOLD_STATES: tuple[BlockState, ...] = ("open", "pending")
+"""The states whose unsold units can still be sold."""
+
+
+def _block(row: Any) -> Block:
+    return Block(
+        id=row.id,
+        emission_id=row.emission_id,
+        game=row.game,
+        key_id=row.key_id,
+        size=row.size,
+        sold=row.sold,
+        state=row.state,
+        chunk_units=row.chunk_units,
+        table_json=row.table_json,
+    )
+
+
+def _blocks_with_their_table() -> Any:
+    return select(
+        blocks.c.id,
+        blocks.c.emission_id,
+        blocks.c.game,
+        blocks.c.key_id,
+        blocks.c.size,
+        blocks.c.sold,
+        blocks.c.state,
+        blocks.c.chunk_units,
+        emissions.c.table_json,
+    ).join(emissions, emissions.c.id == blocks.c.emission_id)
+
+
+def _any(db: Connection, game: str, state: BlockState) -> bool:
+    found = db.execute(
+        select(blocks.c.id).where(blocks.c.game == game, blocks.c.state == state).limit(1)
+    ).first()
+    return found is not None
+
+
+class SqlBlocks:
+    def __init__(self, connection: Connection) -> None:
+        self.db = connection
+        self.state_changes: list[tuple[int, BlockState, BlockState]] = []
+
+    def add_emission(self, game: str, table_json: str, digest: str, now: datetime) -> int:
+        return int(
+            self.db.execute(
+                insert(emissions)
+                .values(game=game, table_json=table_json, table_digest=digest, created_at=now)
+                .returning(emissions.c.id)
+            ).scalar_one()
+        )
+
+    def add_block(
+        self,
+        *,
+        emission_id: int,
+        game: str,
+        key_id: str,
+        size: int,
+        chunk_units: int,
+        now: datetime,
+    ) -> int:
+        return int(
+            self.db.execute(
+                insert(blocks)
+                .values(
+                    emission_id=emission_id,
+                    game=game,
+                    key_id=key_id,
+                    size=size,
+                    sold=0,
+                    state="pending",
+                    chunk_units=chunk_units,
+                    created_at=now,
+                )
+                .returning(blocks.c.id)
+            ).scalar_one()
+        )
+
+    def add_chunk(self, block_id: int, chunk: int, sealed_tiers: bytes) -> None:
+        self.db.execute(
+            insert(block_chunks).values(block_id=block_id, chunk=chunk, sealed_tiers=sealed_tiers)
+        )
+
+    def get(self, block_id: int) -> Block | None:
+        row = self.db.execute(_blocks_with_their_table().where(blocks.c.id == block_id)).first()
+        return None if row is None else _block(row)
+
+    def all(self, game: str | None = None) -> list[Block]:
+        query = _blocks_with_their_table().order_by(blocks.c.id)
+        if game is not None:
+            query = query.where(blocks.c.game == game)
+        return [_block(row) for row in self.db.execute(query)]
+
+    def open_block_ids(self, game: str) -> list[int]:
+        return [int(row[0]) for row in OPEN_BLOCK_IDS(self.db, {"game": game})]
+
+    def take_unit(self, block_id: int) -> tuple[int, int] | None:
+        taken = TAKE_UNIT(self.db, {"block_id": block_id}).first()
+        return None if taken is None else (int(taken[0]), int(taken[1]))
+
+    def sealed_tier(self, block: Block, position: int) -> bytes:
+        chunk, offset = divmod(position, block.chunk_units)
+        data = SEALED_TIER(
+            self.db, {"offset": offset + 1, "block_id": block.id, "chunk": chunk}
+        ).scalar_one()
+        return bytes(data)
+
+    def sealed_tiers(self, block: Block, start: int, count: int) -> bytes:
+        chunk, offset = divmod(start, block.chunk_units)
+        data = self.db.execute(
+            select(func.substr(block_chunks.c.sealed_tiers, offset + 1, count)).where(
+                block_chunks.c.block_id == block.id, block_chunks.c.chunk == chunk
+            )
+        ).scalar_one()
+        return bytes(data)
+
+    def add_commitment(self, block_id: int, commitment: str, chunk_roots: bytes) -> None:
+        self.db.execute(
+            insert(block_commitments).values(
+                block_id=block_id, commitment=commitment, chunk_roots=chunk_roots
+            )
+        )
+
+    def commitment(self, block_id: int) -> tuple[str, bytes] | None:
+        row = self.db.execute(
+            select(block_commitments.c.commitment, block_commitments.c.chunk_roots).where(
+                block_commitments.c.block_id == block_id
+            )
+        ).first()
+        return None if row is None else (row.commitment, bytes(row.chunk_roots))
+
+    def set_state(self, block_id: int, state: BlockState, only_from: BlockState) -> bool:
+        changed = self.db.execute(
+            update(blocks)
+            .where(blocks.c.id == block_id, blocks.c.state == only_from)
+            .values(state=state)
+            .returning(blocks.c.id)
+        ).first()
+        if changed is not None:
+            self.state_changes.append((block_id, only_from, state))
+        return changed is not None
+
+    def open_next_pending(self, game: str) -> int | None:
+        pending = (
+            select(blocks.c.id)
+            .where(blocks.c.game == game, blocks.c.state == "pending")
+            .order_by(blocks.c.id)
+            .limit(1)
+            .scalar_subquery()
+        )
+        opened = self.db.execute(
+            update(blocks)
+            .where(blocks.c.id == pending, blocks.c.state == "pending")
+            .values(state="open")
+            .returning(blocks.c.id)
+        ).scalar()
+        if opened is not None:
+            self.state_changes.append((int(opened), "pending", "open"))
+        return None if opened is None else int(opened)
+
+    def has_open(self, game: str) -> bool:
+        return _any(self.db, game, "open")
+
+    def has_suspended(self, game: str) -> bool:
+        return _any(self.db, game, "suspended")
+
+    def states_with_unsold_units(self, game: str) -> set[BlockState]:
+        rows = self.db.execute(
+            select(blocks.c.state)
+            .where(blocks.c.game == game, blocks.c.sold < blocks.c.size)
+            .distinct()
+        )
+        return {state for (state,) in rows}
+
+    def showcase(self, game: str) -> Block | None:
+        row = self.db.execute(
+            _blocks_with_their_table()
+            .where(blocks.c.game == game, blocks.c.state.in_(UNSOLD_STATES))
+            .order_by((blocks.c.state == "open").desc(), blocks.c.id)
+            .limit(1)
+        ).first()
+        return None if row is None else _block(row)
+
+    def units_left(self, game: str) -> int:
+        left = self.db.execute(
+            select(func.coalesce(func.sum(blocks.c.size - blocks.c.sold), 0)).where(
+                blocks.c.game == game, blocks.c.state.in_(UNSOLD_STATES)
+            )
+        ).scalar_one()
+        return int(left)
+
+    def drain_state_changes(self) -> list[tuple[int, BlockState, BlockState]]:
+        """The state changes not yet written to the audit log, which this forgets."""
+        changes, self.state_changes = self.state_changes, []
+        return changes

@@ -1,0 +1,170 @@
+"""Reconciliation's queries: each answers the rows that break one of the ledger's rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, and_, func, literal, or_, select
+
+from grattage.adapters.tables import accounts, blocks, entries, movements, tickets
+
+
+def _rows(result: Any) -> list[Any]:
+    return [tuple(row) for row in result]
+
+
+class SqlReconciliation:
+    """The read-only queries reconciliation runs; each answers the rows that break a rule."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.db = connection
+
+    def balances_off_ledger(self) -> list[tuple[str, int, int]]:
+        sums = (
+            select(entries.c.account_id, func.sum(entries.c.amount_cents).label("total"))
+            .group_by(entries.c.account_id)
+            .subquery()
+        )
+        total = func.coalesce(sums.c.total, 0)
+        return _rows(
+            self.db.execute(
+                select(accounts.c.name, accounts.c.balance_cents, total)
+                .select_from(accounts.outerjoin(sums, sums.c.account_id == accounts.c.id))
+                .where(accounts.c.kind == "player", accounts.c.balance_cents != total)
+                .order_by(accounts.c.id)
+            )
+        )
+
+    def entries_total(self) -> int:
+        return int(
+            self.db.execute(select(func.coalesce(func.sum(entries.c.amount_cents), 0))).scalar_one()
+        )
+
+    def unbalanced_movements(self) -> list[tuple[int, int]]:
+        return _rows(
+            self.db.execute(
+                select(entries.c.movement_id, func.sum(entries.c.amount_cents))
+                .group_by(entries.c.movement_id)
+                .having(func.sum(entries.c.amount_cents) != 0)
+                .order_by(entries.c.movement_id)
+            )
+        )
+
+    def negative_player_balances(self) -> list[tuple[str, int]]:
+        return _rows(
+            self.db.execute(
+                select(accounts.c.name, accounts.c.balance_cents).where(
+                    accounts.c.kind == "player", accounts.c.balance_cents < 0
+                )
+            )
+        )
+
+    def _movement_counts(self, kind: str) -> Any:
+        player_entries = entries.join(accounts, accounts.c.id == entries.c.account_id)
+        return (
+            select(
+                movements.c.ticket_id,
+                func.count(func.distinct(movements.c.id)).label("count"),
+                func.coalesce(func.sum(entries.c.amount_cents), 0).label("amount"),
+            )
+            .select_from(
+                movements.outerjoin(
+                    player_entries,
+                    and_(entries.c.movement_id == movements.c.id, accounts.c.kind == "player"),
+                )
+            )
+            .where(movements.c.kind == kind, movements.c.ticket_id.is_not(None))
+            .group_by(movements.c.ticket_id)
+            .subquery()
+        )
+
+    def tickets_without_one_stake(self) -> list[tuple[int, int]]:
+        stakes = self._movement_counts("stake")
+        count = func.coalesce(stakes.c.count, 0)
+        return _rows(
+            self.db.execute(
+                select(tickets.c.id, count)
+                .select_from(tickets.outerjoin(stakes, stakes.c.ticket_id == tickets.c.id))
+                .where(count != 1)
+                .order_by(tickets.c.id)
+            )
+        )
+
+    def stakes_off_price(self) -> list[tuple[int, int, int]]:
+        stakes = self._movement_counts("stake")
+        return _rows(
+            self.db.execute(
+                select(tickets.c.id, tickets.c.stake_cents, -stakes.c.amount)
+                .select_from(tickets.join(stakes, stakes.c.ticket_id == tickets.c.id))
+                .where(stakes.c.count == 1, -stakes.c.amount != tickets.c.stake_cents)
+                .order_by(tickets.c.id)
+            )
+        )
+
+    def winning_tickets_without_one_prize(self) -> list[tuple[int, int, int, int]]:
+        prizes = self._movement_counts("prize")
+        count = func.coalesce(prizes.c.count, 0)
+        amount = func.coalesce(prizes.c.amount, 0)
+        return _rows(
+            self.db.execute(
+                select(tickets.c.id, tickets.c.prize_cents, count, amount)
+                .select_from(tickets.outerjoin(prizes, prizes.c.ticket_id == tickets.c.id))
+                .where(
+                    tickets.c.state == "finished",
+                    tickets.c.prize_cents > 0,
+                    or_(count != 1, amount != tickets.c.prize_cents),
+                )
+                .order_by(tickets.c.id)
+            )
+        )
+
+    def prizes_on_tickets_not_owed(self) -> list[tuple[int, int]]:
+        prizes = self._movement_counts("prize")
+        return _rows(
+            self.db.execute(
+                select(prizes.c.ticket_id, prizes.c.amount)
+                .select_from(prizes.outerjoin(tickets, tickets.c.id == prizes.c.ticket_id))
+                .where(
+                    or_(
+                        tickets.c.id.is_(None),
+                        tickets.c.state != "finished",
+                        tickets.c.prize_cents == 0,
+                    )
+                )
+                .order_by(prizes.c.ticket_id)
+            )
+        )
+
+    def blocks_off_counter(self) -> list[tuple[int, int, int]]:
+        sold = (
+            select(tickets.c.block_id, func.count().label("count"))
+            .group_by(tickets.c.block_id)
+            .subquery()
+        )
+        count = func.coalesce(sold.c.count, 0)
+        return _rows(
+            self.db.execute(
+                select(blocks.c.id, blocks.c.sold, count)
+                .select_from(blocks.outerjoin(sold, sold.c.block_id == blocks.c.id))
+                .where(blocks.c.sold != count)
+                .order_by(blocks.c.id)
+            )
+        )
+
+    def units_sold_twice(self) -> list[tuple[int, int, int]]:
+        return _rows(
+            self.db.execute(
+                select(tickets.c.block_id, tickets.c.position, func.count())
+                .group_by(tickets.c.block_id, tickets.c.position)
+                .having(func.count() > 1)
+            )
+        )
+
+    def units_beyond_counter(self) -> list[tuple[int, int, int]]:
+        return _rows(
+            self.db.execute(
+                select(tickets.c.id, tickets.c.block_id, tickets.c.position)
+                .join(blocks, blocks.c.id == tickets.c.block_id)
+                .where(or_(tickets.c.position >= blocks.c.sold, tickets.c.position < literal(0)))
+            )
+        )

@@ -1,0 +1,134 @@
+"""Sold tickets: stored, revealed, finished, and the overdue ones found."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, select, update
+
+from grattage.adapters.db_time import to_db_time
+from grattage.adapters.driver_sql import INSERT_TICKET, due_tickets
+from grattage.adapters.tables import tickets
+from grattage.service.model import FinishedBy, Mode, Ticket, Unit
+
+
+def _ticket(row: Any) -> Ticket:
+    return Ticket(**{name: getattr(row, name) for name in Ticket.__dataclass_fields__})
+
+
+class SqlTickets:
+    def __init__(self, connection: Connection) -> None:
+        self.db = connection
+
+    def add(
+        self,
+        *,
+        player_id: int,
+        game: str,
+        unit: Unit,
+        mode: Mode,
+        sign: str | None,
+        stake_cents: int,
+        prize_cents: int,
+        document: str,
+        now: datetime,
+        balance_before_cents: int,
+        balance_after_cents: int,
+        finished_by: FinishedBy | None = None,
+        revealed: str = "[]",
+    ) -> int:
+        stored_now = to_db_time(now, self.db.dialect)
+        values = {
+            "player_id": player_id,
+            "game": game,
+            "block_id": unit.block_id,
+            "position": unit.position,
+            "mode": mode,
+            "sign": sign,
+            "stake_cents": stake_cents,
+            "prize_cents": prize_cents,
+            "document": document,
+            "revealed": revealed,
+            "state": "playing" if finished_by is None else "finished",
+            "created_at": stored_now,
+            "last_action_at": stored_now,
+            "finished_at": None if finished_by is None else stored_now,
+            "finished_by": finished_by,
+            "balance_before_cents": balance_before_cents,
+            "balance_after_cents": balance_after_cents,
+        }
+        return int(INSERT_TICKET(self.db, values).scalar_one())
+
+    def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None:
+        query = select(tickets).where(tickets.c.id == ticket_id)
+        if for_update:
+            query = query.with_for_update()
+        row = self.db.execute(query).first()
+        return None if row is None else _ticket(row)
+
+    def set_revealed(self, ticket_id: int, revealed: str, now: datetime) -> None:
+        self.db.execute(
+            update(tickets)
+            .where(tickets.c.id == ticket_id)
+            .values(revealed=revealed, last_action_at=now)
+        )
+
+    def finish(self, ticket_id: int, revealed: str, now: datetime, finished_by: FinishedBy) -> bool:
+        done = self.db.execute(
+            update(tickets)
+            .where(tickets.c.id == ticket_id, tickets.c.state == "playing")
+            .values(
+                state="finished",
+                revealed=revealed,
+                finished_at=now,
+                finished_by=finished_by,
+                last_action_at=now,
+            )
+            .returning(tickets.c.id)
+        ).first()
+        return done is not None
+
+    def set_balance_after(self, ticket_id: int, balance_after_cents: int) -> None:
+        self.db.execute(
+            update(tickets)
+            .where(tickets.c.id == ticket_id)
+            .values(balance_after_cents=balance_after_cents)
+        )
+
+    def due(
+        self,
+        inactivity_cutoff: datetime,
+        abandon_cutoff: datetime,
+        inactivity_games: tuple[str, ...],
+        player_id: int | None = None,
+        limit: int = 500,
+    ) -> list[int]:
+        """The playing tickets overdue (of ``player_id``, or of everyone), lowest ids first.
+
+        On the driver: a purchase asks it for its buyer every time."""
+        parameters: dict[str, Any] = {
+            "abandon_cutoff": to_db_time(abandon_cutoff, self.db.dialect),
+            "inactivity_cutoff": to_db_time(inactivity_cutoff, self.db.dialect),
+            "limit": limit,
+            **{f"game{index}": game for index, game in enumerate(inactivity_games)},
+        }
+        if player_id is not None:
+            parameters["player_id"] = player_id
+        statement = due_tickets(len(inactivity_games), of_one_player=player_id is not None)
+        return [int(ticket_id) for ticket_id in statement(self.db, parameters).scalars()]
+
+    def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]:
+        query = (
+            select(tickets)
+            .where(tickets.c.player_id == player_id)
+            .order_by(tickets.c.id.desc())
+            .limit(limit)
+        )
+        if before is not None:
+            query = query.where(tickets.c.id < before)
+        return [_ticket(row) for row in self.db.execute(query)]
+
+    def last(self, player_id: int) -> Ticket | None:
+        found = self.history(player_id, 1, None)
+        return found[0] if found else None
