@@ -47,6 +47,7 @@ class LiveServer:
     def __init__(self, app: Any) -> None:
         import uvicorn
 
+        self.app = app
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")

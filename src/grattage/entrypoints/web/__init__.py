@@ -26,6 +26,7 @@ PAGES: dict[str, tuple[str, ...]] = {
     "cash.html": ("/cash", "/cash.html"),
     "astro.html": ("/astro", "/astro.html"),
     "history.html": ("/history", "/history.html"),
+    "limits.html": ("/limits.html",),
 }
 """Each page's template and the addresses that serve it."""
 
