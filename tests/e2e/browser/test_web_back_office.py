@@ -59,6 +59,10 @@ def test_the_limits_page_sends_a_logged_out_visitor_to_log_in(
     page.wait_for_url(re.compile(r"/login\.html\?next=%2Flimits\.html"))
 
 
+def serve_a_blank_chart(route: Any) -> None:
+    route.fulfill(content_type="image/svg+xml", body='<svg xmlns="http://www.w3.org/2000/svg"/>')
+
+
 @pytest.fixture(scope="module")
 def operator(live_server: Any) -> str:
     operators.create(live_server.app.state.platform, OPERATOR, PASSWORD)
@@ -69,6 +73,10 @@ def test_the_back_office_lists_the_games_blocks_and_each_tiers_expected_count(
     new_page: Any, live_server: Any, operator: str
 ) -> None:
     page = new_page(live_server.url, width=1366, height=768)
+    # The charts are not what this test checks, and the server's first two chart requests,
+    # arriving together, race in matplotlib's first import (ImportError, 500): a server bug
+    # reported to its owner. Until it is fixed, this test's charts are plain pictures.
+    page.route("**/api/admin/blocks/*/charts/*.svg", serve_a_blank_chart)
     player_with_balance(page, 1000)  # one ticket sold, so the expected counts are not all 0
     page.goto("/cash.html")
     page.get_by_role("button", name="Auto", exact=True).click()
