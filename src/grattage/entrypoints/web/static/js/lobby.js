@@ -25,7 +25,14 @@ function showBalance(cents) {
 
 /** A game without a module of its own still gets a card: its title on the coating. */
 function plainArt(game) {
-  return el("div", { class: "card-art" }, el("span", { text: game.title }));
+  return el("div", { class: "card-art plain-art" }, el("span", { text: game.title }));
+}
+
+/** The way to the game's page; a game on sale that has no page (yet) has no button. */
+function playButton(game, module) {
+  if (!game.on_sale) return el("p", { class: "sold-out", text: "Épuisé pour le moment" });
+  if (!game.page) return null;
+  return el("a", { class: "btn primary", href: game.page, text: module?.playLabel ?? `Jouer à ${game.title}` });
 }
 
 function gameCard(game) {
@@ -53,9 +60,7 @@ function gameCard(game) {
         el("summary", { text: game.reconstruction ? "Tableau de lots (reconstitué)" : "Tableau de lots" }),
         prizes,
         game.table_source ? el("p", { class: "hint table-source", text: `Source : ${game.table_source}` }) : null),
-      game.on_sale
-        ? el("a", { class: "btn primary", href: game.page, text: module?.playLabel ?? `Jouer à ${game.title}` })
-        : el("p", { class: "sold-out", text: "Épuisé pour le moment" }),
+      playButton(game, module),
     ),
   );
 }
