@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_helpers import PageTrouble
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -46,6 +47,7 @@ class LiveServer:
     def __init__(self, app: Any) -> None:
         import uvicorn
 
+        self.app = app
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
@@ -130,10 +132,17 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """Open a page in a fresh context; failures of the page's JavaScript fail the test."""
+def page_trouble() -> PageTrouble:
+    """What went wrong on the test's pages (a test may ``allow`` an error it causes)."""
+    return PageTrouble()
+
+
+@pytest.fixture
+def new_page(browser: Any, page_trouble: PageTrouble) -> Iterator[Callable[..., Any]]:
+    """Open a page in a fresh context; an uncaught exception, a console error or a CSP violation
+    on the page fails the test (see :class:`PageTrouble`)."""
     contexts: list[Any] = []
-    errors: list[str] = []
+    trouble = page_trouble
 
     def open_page(base_url: str, width: int = 1280, height: int = 900, **options: Any) -> Any:
         context = browser.new_context(
@@ -145,10 +154,10 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
         context.set_default_timeout(15_000)
         contexts.append(context)
         page = context.new_page()
-        page.on("pageerror", lambda error: errors.append(str(error)))
+        trouble.watch(page)
         return page
 
     yield open_page
     for context in contexts:
         context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    assert not trouble.errors, f"errors on the page: {trouble.errors}"

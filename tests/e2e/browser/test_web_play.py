@@ -9,6 +9,7 @@ import pytest
 from browser_helpers import (
     CSRF,
     PASSWORD,
+    PageTrouble,
     api_get,
     euros,
     new_email,
@@ -364,8 +365,9 @@ def test_pages_answer_without_their_html_suffix(new_page: Any, live_server: Any)
 
 
 def test_a_purchase_whose_answer_is_lost_is_not_bought_twice_on_retry(
-    new_page: Any, live_server: Any
+    new_page: Any, live_server: Any, page_trouble: PageTrouble
 ) -> None:
+    page_trouble.allow(r"ERR_CONNECTION_RESET \(.*/api/games/cash/tickets\)")
     page = new_page(live_server.url)
     player_with_balance(page, 1000)
     page.goto("/cash.html")

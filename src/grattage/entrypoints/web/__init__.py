@@ -1,4 +1,9 @@
-"""The pages: plain HTML, CSS and JavaScript modules shipped in the package, no build step."""
+"""The pages: HTML from Jinja2 templates sharing one base layout, CSS and JavaScript modules
+shipped in the package, no build step.
+
+The templates hold no per-request data (the pages ask the API for everything), so each page is
+rendered once, when the app is built, and served from memory.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +11,51 @@ from importlib import resources
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import FileResponse
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-STATIC_DIR = Path(str(resources.files("grattage.entrypoints.web").joinpath("static")))
+WEB_DIR = Path(str(resources.files("grattage.entrypoints.web")))
+STATIC_DIR = WEB_DIR / "static"
+TEMPLATES_DIR = WEB_DIR / "templates"
+ADMIN_DIR = STATIC_DIR / "admin"
 
-PAGES = ("login", "cash", "astro", "history")
-"""Pages also reachable without ``.html`` (``/cash`` as well as ``/cash.html``)."""
+PAGES: dict[str, tuple[str, ...]] = {
+    "index.html": ("/", "/index.html"),
+    "login.html": ("/login", "/login.html"),
+    "cash.html": ("/cash", "/cash.html"),
+    "astro.html": ("/astro", "/astro.html"),
+    "history.html": ("/history", "/history.html"),
+    "limits.html": ("/limits.html",),
+}
+"""Each page's template and the addresses that serve it."""
 
 
-def _page_route(app: FastAPI, name: str) -> None:
-    page = STATIC_DIR / f"{name}.html"
+def render_pages() -> dict[str, str]:
+    """Every page's HTML by template name; a missing block or variable is an error, not a gap."""
+    environment = Environment(
+        loader=FileSystemLoader(TEMPLATES_DIR),
+        autoescape=select_autoescape(default=True),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return {name: environment.get_template(name).render() for name in PAGES}
 
-    @app.get(f"/{name}", include_in_schema=False)
-    def serve_page() -> FileResponse:
-        return FileResponse(page, media_type="text/html")
+
+def _page_route(app: FastAPI, path: str, html: str) -> None:
+    @app.api_route(path, methods=["GET", "HEAD"], include_in_schema=False)
+    def serve_page() -> HTMLResponse:
+        return HTMLResponse(html)
 
 
 def mount_pages(app: FastAPI) -> None:
-    """Serve the pages at ``/`` (``/index.html`` is the lobby). Call it after the API routes."""
-    for name in PAGES:
-        _page_route(app, name)
-    app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="pages")
-
-
-ADMIN_DIR = STATIC_DIR / "admin"
+    """Serve the pages and the static files at ``/``. Call it after the API routes."""
+    for name, html in render_pages().items():
+        for path in PAGES[name]:
+            _page_route(app, path, html)
+    app.mount("/", StaticFiles(directory=STATIC_DIR), name="pages")
 
 
 def mount_admin_pages(app: FastAPI) -> None:

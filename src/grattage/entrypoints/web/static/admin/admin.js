@@ -1,23 +1,15 @@
-// The operator's back-office: plain DOM, the JSON API under /api/admin, the HttpOnly
-// grattage_admin cookie (writes carry X-Grattage-CSRF: 1). Text goes in with textContent only.
+// The operator's back-office: plain DOM, the JSON API under /api/admin through the pages' one
+// fetch wrapper (api.js: the HttpOnly grattage_admin cookie, writes carry X-Grattage-CSRF: 1),
+// amounts through money.js. Text goes in with textContent only.
+import { requester } from "/js/api.js";
+import { loadGames } from "/js/catalogue.js";
+import { formatEuros as euros, formatPercent, formatRatio } from "/js/money.js";
 
 const $ = (id) => document.getElementById(id);
-const NBSP = "\u202f";
 
-function euros(cents) {
-  // Integer cents to "1 234,50 €" without fractional arithmetic.
-  const sign = cents < 0 ? "-" : "";
-  const abs = Math.abs(cents);
-  const whole = String(Math.trunc(abs / 100)).replace(/\B(?=(\d{3})+(?!\d))/g, NBSP);
-  const rest = abs % 100;
-  return `${sign}${whole}${rest ? "," + String(rest).padStart(2, "0") : ""} €`;
-}
-
+/** A share as « 75,00 % »; "—" when nothing was staked yet. */
 function percent(numerator, denominator) {
-  // An exact share as « 75,00 % », rounded half-up on integers; "—" when nothing was staked.
-  if (!denominator) return "—";
-  const scaled = (BigInt(numerator) * 20000n + BigInt(denominator)) / (2n * BigInt(denominator));
-  return `${scaled / 100n},${String(scaled % 100n).padStart(2, "0")} %`;
+  return denominator ? formatPercent(numerator, denominator) : "—";
 }
 
 function flash(text, kind = "ok") {
@@ -26,23 +18,8 @@ function flash(text, kind = "ok") {
   box.className = kind;
 }
 
-async function api(method, path, body) {
-  const options = { method, credentials: "same-origin", headers: { "X-Grattage-CSRF": "1" } };
-  if (body !== undefined) {
-    options.headers["Content-Type"] = "application/json";
-    options.body = JSON.stringify(body);
-  }
-  const response = await fetch(path, options);
-  if (response.status === 204) return null;
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    if (response.status === 401) showLogin();
-    const error = new Error(data.message || `HTTP ${response.status}`);
-    error.status = response.status;
-    throw error;
-  }
-  return data;
-}
+// An ended session brings the log-in form back.
+const call = requester(() => showLogin());
 
 function cell(text, className) {
   const td = document.createElement("td");
@@ -74,18 +51,32 @@ function showLogin() {
   $("who").hidden = true;
 }
 
+/** The games the server lists, as the choices of the blocks filter and the emission form. */
+async function showGames() {
+  const games = await loadGames();
+  const option = (game) => {
+    const element = document.createElement("option");
+    element.value = game.name;
+    element.textContent = game.name;
+    return element;
+  };
+  $("blocks-game").replaceChildren($("blocks-game").options[0], ...games.map(option));
+  $("emission-form").game.replaceChildren(...games.map(option));
+}
+
 async function showOffice() {
-  const me = await api("GET", "/api/admin/me");
+  const me = await call("GET", "/api/admin/me");
   $("who-email").textContent = me.email;
   $("who").hidden = false;
   $("login").hidden = true;
   $("office").hidden = false;
+  await showGames();
   await Promise.all([loadBlocks(), loadReport(), loadAudit()]);
 }
 
 async function loadBlocks() {
   const game = $("blocks-game").value;
-  const data = await api("GET", `/api/admin/blocks${game ? "?game=" + encodeURIComponent(game) : ""}`);
+  const data = await call("GET", `/api/admin/blocks${game ? "?game=" + encodeURIComponent(game) : ""}`);
   const rows = data.blocks.map((b) => {
     const tr = document.createElement("tr");
     tr.append(
@@ -109,16 +100,16 @@ async function loadBlocks() {
 async function change(blockId, action) {
   if (action === "close" && !confirm(`Close block ${blockId} for good? A closed block never reopens.`)) return;
   try {
-    await api("POST", `/api/admin/blocks/${blockId}/${action}`);
+    await call("POST", `/api/admin/blocks/${blockId}/${action}`);
     flash(`Block ${blockId}: ${action} done.`);
   } catch (error) {
-    flash(error.message, "error");
+    flash(error.serverMessage || error.message, "error");
   }
   await Promise.all([loadBlocks(), showBlock(blockId), loadAudit()]);
 }
 
 async function showBlock(blockId) {
-  const b = await api("GET", `/api/admin/blocks/${blockId}`);
+  const b = await call("GET", `/api/admin/blocks/${blockId}`);
   $("block").hidden = false;
   $("block-title").textContent = `Block #${b.id} — ${b.game} (${b.table_title})`;
   $("block-summary").replaceChildren(
@@ -146,7 +137,7 @@ async function showBlock(blockId) {
         cell(String(t.tier)),
         cell(euros(t.prize_cents)),
         cell(String(t.table_count)),
-        cell(t.expected_so_far),
+        cell(formatRatio(t.table_count * b.units_sold, b.size)), // the table's share of the sales
         cell(String(t.paid_count)),
         cell(euros(t.paid_cents)),
       );
@@ -168,7 +159,7 @@ async function loadReport() {
   $("report-csv").href = reportQuery("csv");
   $("report-json").href = reportQuery("json");
   const kind = $("report-form").kind.value;
-  const data = await api("GET", reportQuery("json"));
+  const data = await call("GET", reportQuery("json"));
   const columns =
     kind === "blocks"
       ? ["block_id", "game", "state", "units_sold", "stakes_cents", "prizes_cents", "ggr_cents", "players"]
@@ -193,7 +184,7 @@ async function loadReport() {
 }
 
 async function loadAudit() {
-  const data = await api("GET", "/api/admin/audit?limit=50");
+  const data = await call("GET", "/api/admin/audit?limit=50");
   $("audit-rows").replaceChildren(
     ...data.entries.map((e) => {
       const tr = document.createElement("tr");
@@ -214,17 +205,17 @@ $("login-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = event.target;
   try {
-    await api("POST", "/api/admin/sessions", { email: form.email.value, password: form.password.value });
+    await call("POST", "/api/admin/sessions", { email: form.email.value, password: form.password.value });
     form.password.value = "";
     flash("");
     await showOffice();
   } catch (error) {
-    flash(error.message, "error");
+    flash(error.serverMessage || error.message, "error");
   }
 });
 
 $("log-out").addEventListener("click", async () => {
-  await api("DELETE", "/api/admin/sessions").catch(() => null);
+  await call("DELETE", "/api/admin/sessions").catch(() => null);
   showLogin();
 });
 
@@ -243,11 +234,11 @@ $("emission-form").addEventListener("submit", async (event) => {
   submit.disabled = true;
   flash("Generating and sealing the blocks…");
   try {
-    const created = await api("POST", "/api/admin/emissions", body);
+    const created = await call("POST", "/api/admin/emissions", body);
     flash(`Emission ${created.emission_id}: blocks ${created.blocks.join(", ")} created.`);
     await Promise.all([loadBlocks(), loadAudit()]);
   } catch (error) {
-    flash(error.message, "error");
+    flash(error.serverMessage || error.message, "error");
   } finally {
     submit.disabled = false;
   }
@@ -258,12 +249,12 @@ $("report-form").addEventListener("submit", async (event) => {
   try {
     await loadReport();
   } catch (error) {
-    flash(error.message, "error");
+    flash(error.serverMessage || error.message, "error");
   }
 });
 
 $("audit-verify").addEventListener("click", async () => {
-  const result = await api("GET", "/api/admin/audit/verify");
+  const result = await call("GET", "/api/admin/audit/verify");
   $("audit-result").textContent = result.clean
     ? `Chain intact: ${result.entries} entries.`
     : `Entry ${result.first_bad} is bad: ${result.problem}`;

@@ -45,7 +45,8 @@ export function newIdempotencyKey() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-async function request(method, path, { body, headers = {} } = {}) {
+/** One request to the API; every page (the back office included) goes through here. */
+export async function request(method, path, { body, headers = {} } = {}) {
   const init = {
     method,
     credentials: "same-origin",
@@ -72,6 +73,22 @@ async function request(method, path, { body, headers = {} } = {}) {
     throw new ApiError(response.status, payload?.error || "error", payload?.message || "");
   }
   return payload;
+}
+
+/**
+ * `request` for the pages that call the API by path (the back office, the limits page): the
+ * body as third argument; `onUnauthorized` runs on a 401 (show a log-in) before the error is
+ * thrown. The refusal's text for people is `error.serverMessage || error.message`.
+ */
+export function requester(onUnauthorized) {
+  return async (method, path, body) => {
+    try {
+      return await request(method, path, body === undefined ? {} : { body });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) onUnauthorized();
+      throw error;
+    }
+  };
 }
 
 /** Send the player to the log-in page, coming back here afterwards. */

@@ -1,11 +1,11 @@
-// The Astro page: pick one of the 12 signs, then 5 discs and the « Gain » box (phase 1), then
-// the banner (phase 2, locked until the server says phase 1 is done).
-import { api, ApiError, buyTicket } from "./api.js";
-import { formatEuros, formatPrice } from "./money.js";
-import { TicketPlay } from "./play.js";
+// Astro, what its page does its own way: pick one of the 12 signs (remembered, shown in the
+// centre), 5 discs and the « Gain » box (phase 1), then the banner (phase 2, locked until the
+// server says phase 1 is done), and a win message that shows the multiplier. The rest of the
+// page's flow: game_page.js.
+import { formatEuros } from "./money.js";
 import { paintMetal, ScratchZone } from "./scratch.js";
 import { drawGlyph, signById, signSvg, SIGNS, symbolSvg } from "./signs.js";
-import { $, el, formatDate, handleError, notify, refreshBalance, startPage } from "./ui.js";
+import { $, el, notify } from "./ui.js";
 
 const DISCS = 5;
 // A no-break space keeps « 1 000 » on one line when the text wraps on the coating.
@@ -13,9 +13,13 @@ const BANNER_TEXT = "Grattez ici pour multiplier jusqu'à 1\u00a0000 fois vos ga
 const DEFAULT_ZONES = [...Array.from({ length: DISCS }, (_, i) => `symbols/${i}`), "gain", "banner"];
 const SIGN_KEY = "grattage.astro.sign";
 
-let chosenSign = localStorage.getItem(SIGN_KEY);
-let play = null;
-let buying = false;
+let chosenSign = null;
+
+/** The sign the player last picked on this page, if it is one of the twelve. */
+export function favouriteSign() {
+  const stored = localStorage.getItem(SIGN_KEY);
+  return stored && signById(stored) ? stored : null;
+}
 
 function wrapText(ctx, text, maxWidth) {
   const lines = [];
@@ -54,16 +58,17 @@ function paintText(text, { tint, color, weight = 800, scale = 0.34 }) {
   });
 }
 
-function paintDisc(ctx, w, h) {
-  paintMetal(ctx, w, h, {
+function discPainter(page) {
+  return (ctx, w, h) => paintMetal(ctx, w, h, {
     decorate: () => {
       const size = Math.min(w, h) * 0.62;
-      if (chosenSign) drawGlyph(ctx, play?.ticket?.sign || chosenSign, (w - size) / 2, (h - size) / 2, size, "#28306e");
+      const sign = page.ticketChoice || chosenSign;
+      if (sign) drawGlyph(ctx, sign, (w - size) / 2, (h - size) / 2, size, "#28306e");
     },
   });
 }
 
-function fillZone(zoneId, content, element) {
+function fillZone(page, zoneId, content, element) {
   element.replaceChildren();
   if (zoneId === "gain") {
     element.dataset.cents = String(content);
@@ -73,13 +78,13 @@ function fillZone(zoneId, content, element) {
     element.append(el("span", { class: "banner-text", text: content.text }));
   } else {
     element.dataset.symbol = content;
-    const sign = play?.ticket?.sign || chosenSign;
+    const sign = page.ticketChoice || chosenSign;
     element.innerHTML = content === "sign" ? signSvg(sign) : symbolSvg(content);
     element.parentElement.classList.toggle("is-sign", content === "sign");
   }
 }
 
-function buildZones(ticket, locked) {
+function buildZones(page, ticket, locked) {
   const discs = $("#discs");
   discs.replaceChildren();
   $("#gain-slot").replaceChildren();
@@ -93,7 +98,7 @@ function buildZones(ticket, locked) {
       box.className = "disc";
       box.style.setProperty("--angle", `${-90 + index * (360 / DISCS)}deg`);
       discs.append(box);
-      options = { label: `Pastille ${index + 1}`, paint: paintDisc, round: true };
+      options = { label: `Pastille ${index + 1}`, paint: discPainter(page), round: true };
     } else if (zoneId === "gain") {
       box.className = "gain-box";
       $("#gain-slot").append(box);
@@ -103,11 +108,7 @@ function buildZones(ticket, locked) {
       $("#banner-slot").append(box);
       options = { label: "Bandeau multiplicateur", paint: paintText(BANNER_TEXT, { tint: "gold", color: "#5a2d00", weight: 700, scale: 0.3 }) };
     }
-    const zone = new ScratchZone(box, {
-      zoneId,
-      ...options,
-      onScratched: (scratched) => play?.requestReveal(scratched),
-    });
+    const zone = new ScratchZone(box, { zoneId, ...options, onScratched: page.zoneHandlers().onScratched });
     zone.setLocked(locked || (ticket ? (ticket.locked_zones || []).includes(zoneId) : zoneId === "banner"));
     zones.set(zoneId, zone);
   }
@@ -125,8 +126,17 @@ function showChosenSign(signId) {
   }
 }
 
+function chooseSign(page, signId) {
+  $("#banner-hint").hidden = true;
+  if (page.play && !page.play.finished) return; // the sign of a ticket in play is fixed
+  chosenSign = signId;
+  localStorage.setItem(SIGN_KEY, signId);
+  showChosenSign(signId);
+  page.showSpecimen();
+}
+
 /** Arrow keys move through the signs, as in any radio group. */
-function moveChoice(event) {
+function moveChoice(page, event) {
   const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
   if (!step) return;
   event.preventDefault();
@@ -134,42 +144,30 @@ function moveChoice(event) {
   const current = Math.max(0, buttons.indexOf(document.activeElement));
   const next = buttons[(current + step + buttons.length) % buttons.length];
   next.focus();
-  chooseSign(next.dataset.sign);
+  chooseSign(page, next.dataset.sign);
 }
 
-function buildPicker() {
+/** The twelve signs as a radio group, the remembered one checked. */
+function setUp(page) {
   const picker = $("#signs");
-  picker.addEventListener("keydown", moveChoice);
+  picker.addEventListener("keydown", (event) => moveChoice(page, event));
   for (const sign of SIGNS) {
     const button = el("button", {
       class: "sign-choice", type: "button", role: "radio", "aria-checked": "false", "data-sign": sign.id,
       "aria-label": sign.name, html: signSvg(sign.id, { title: false }),
     }, el("span", { text: sign.name }));
-    button.addEventListener("click", () => chooseSign(sign.id));
+    button.addEventListener("click", () => chooseSign(page, sign.id));
     picker.append(button);
   }
+  chosenSign = favouriteSign();
+  showChosenSign(chosenSign);
 }
 
-function chooseSign(signId) {
-  $("#banner-hint").hidden = true;
-  if (play && !play.finished) return; // the sign of a ticket in play is fixed
-  chosenSign = signId;
-  localStorage.setItem(SIGN_KEY, signId);
-  showChosenSign(signId);
-  if (!play || play.finished) {
-    play?.dispose();
-    play = null;
-    clearResult();
-    $("#ticket").classList.add("specimen");
-    buildZones(null, true);
+function onTicket(page, ticket) {
+  if (ticket.sign) {
+    chosenSign = ticket.sign;
+    showChosenSign(ticket.sign);
   }
-}
-
-function setButtons({ playing }) {
-  $("#play").disabled = playing || buying;
-  $("#auto").disabled = playing || buying;
-  $("#reveal-all").disabled = !playing;
-  for (const button of document.querySelectorAll(".sign-choice")) button.disabled = playing;
 }
 
 function winMessage(ticket) {
@@ -185,136 +183,30 @@ function winMessage(ticket) {
   return "Pas de gain cette fois-ci : il fallait deux dessins de votre signe.";
 }
 
-function showResult(ticket) {
-  const result = $("#result");
-  result.dataset.prizeCents = String(ticket.prize_cents);
-  result.className = `result ${ticket.prize_cents > 0 ? "won" : "lost"}`;
-  $("#ticket").classList.toggle("won", ticket.prize_cents > 0);
-  result.textContent = winMessage(ticket);
+function readyToBuy() {
+  if (chosenSign) return true;
+  notify("Choisissez d'abord votre signe parmi les douze.");
+  return false;
 }
 
-function clearResult() {
-  const result = $("#result");
-  result.textContent = "";
-  result.className = "result";
-  delete result.dataset.prizeCents;
-  $("#ticket").classList.remove("won");
-}
-
-function startTicket(ticket, { replay = false } = {}) {
-  clearResult();
-  if (ticket.sign) {
-    chosenSign = ticket.sign;
-    showChosenSign(ticket.sign);
-  }
-  $("#ticket").classList.remove("specimen");
-  $("#ticket").dataset.ticketId = String(ticket.id);
-  // The address names the ticket on screen, so a reload resumes (or replays) this one.
-  window.history.replaceState(null, "", `${location.pathname}?ticket=${encodeURIComponent(ticket.id)}`);
-  play?.dispose();
-  setButtons({ playing: true });
-  play = new TicketPlay({
-    ticket,
-    zones: new Map(),
-    fillZone,
-    staggerMs: 260,
-    onChange: (current) => {
-      $("#banner-hint").hidden = !(current.locked_zones || []).includes("banner");
-    },
-    onFinished: async (current) => {
-      showResult(current);
-      setButtons({ playing: false }); // another ticket only once this one's result is shown
-      try {
-        await refreshBalance();
-      } catch (error) {
-        handleError(error);
-      }
-    },
-    onError: handleError,
-  });
-  play.zones = buildZones(ticket, false);
-  const replayBanner = $("#replay-banner");
-  replayBanner.hidden = !replay;
-  if (replay) {
-    const how = ticket.mode === "auto" ? "en mode Auto" : "en grattant";
-    replayBanner.replaceChildren(
-      `Ticket n° ${ticket.id} du ${formatDate(ticket.created_at)}, joué ${how} — tel qu'il s'est terminé. `,
-      el("a", { href: "/history.html", text: "Retour à l'historique" }),
-    );
-  }
-  play.apply(ticket, { animate: !replay && ticket.mode === "auto" });
-  if (ticket.state !== "finished" && ticket.mode === "auto") play.revealAll();
-}
-
-async function buy(mode) {
-  if (buying) return; // one intent at a time: a double click buys one ticket
-  if (!chosenSign) {
-    notify("Choisissez d'abord votre signe parmi les douze.");
-    return;
-  }
-  buying = true;
-  setButtons({ playing: true });
-  notify("");
-  try {
-    const ticket = await buyTicket("astro", mode, chosenSign);
-    buying = false;
-    startTicket(ticket);
-    await refreshBalance();
-  } catch (error) {
-    buying = false;
-    setButtons({ playing: play !== null && !play.finished });
-    handleError(error);
-  }
-}
-
-async function openRequestedOrUnfinished() {
-  const requested = new URLSearchParams(location.search).get("ticket");
-  if (requested) {
-    const ticket = await api.ticket(requested);
-    if (ticket.game !== "astro") {
-      location.replace(`/cash.html?ticket=${encodeURIComponent(requested)}`);
-      return;
-    }
-    startTicket(ticket, { replay: ticket.state === "finished" });
-    return;
-  }
-  try {
-    const last = await api.lastTicket();
-    if (last.game === "astro" && last.state !== "finished") {
-      notify("Votre partie en cours a été reprise.", "info");
-      startTicket(last);
-    }
-  } catch (error) {
-    if (!(error instanceof ApiError && error.status === 404)) throw error;
-  }
-}
-
-async function main() {
-  buildPicker();
-  if (!signById(chosenSign)) chosenSign = null;
-  showChosenSign(chosenSign);
-  $("#play").addEventListener("click", () => buy("play"));
-  $("#auto").addEventListener("click", () => buy("auto"));
-  $("#reveal-all").addEventListener("click", () => play?.revealAll());
-  buildZones(null, true);
-  setButtons({ playing: false });
-  const me = await startPage();
-  if (!me) return;
-  try {
-    const { games } = await api.games();
-    const astro = games.find((game) => game.name === "astro");
-    if (astro) {
-      $("#price").textContent = formatPrice(astro.price_cents);
-      $("#top-prize").textContent = formatEuros(astro.top_prize_cents);
-      if (astro.reconstruction) {
-        $(".game-sub").append(" ", el("span", { class: "badge", text: "tableau de lots reconstitué" }));
-      }
-      if (!astro.on_sale) notify("Ce jeu est épuisé pour le moment : plus aucun ticket n'est disponible.");
-    }
-    await openRequestedOrUnfinished();
-  } catch (error) {
-    handleError(error);
-  }
-}
-
-main();
+export const astro = {
+  name: "astro",
+  staggerMs: 260,
+  revealsAfterInactivity: false,
+  setUp,
+  buildZones,
+  fillZone,
+  onTicket,
+  onChange: (page, ticket) => {
+    $("#banner-hint").hidden = !(ticket.locked_zones || []).includes("banner");
+  },
+  setButtons: ({ playing }) => {
+    for (const button of document.querySelectorAll(".sign-choice")) button.disabled = playing;
+  },
+  winMessage,
+  readyToBuy,
+  choice: () => chosenSign,
+  playLabel: "Jouer à Astro",
+  /** The lobby card's art: the sign the player last picked here (the Lion until then). */
+  cardArt: () => el("div", { class: "card-art astro-art", html: signSvg(favouriteSign() ?? "leo", { title: false }) }),
+};

@@ -1,9 +1,8 @@
-// The Cash 500 000 € page: 20 stars (« Vos numéros »), 5 clovers (« Numéros gagnants »).
-import { api, ApiError, buyTicket } from "./api.js";
-import { formatEuros, formatPrice } from "./money.js";
-import { TicketPlay } from "./play.js";
+// Cash 500 000 €, what its page does its own way: 20 stars (« Vos numéros »), 5 clovers
+// (« Numéros gagnants »), the matches lit up, the « Gain total » box. The rest: game_page.js.
+import { formatEuros } from "./money.js";
 import { paintMetal, ScratchZone } from "./scratch.js";
-import { $, el, formatDate, handleError, notify, refreshBalance, startPage } from "./ui.js";
+import { $, el } from "./ui.js";
 
 const STARS = 20;
 const CLOVERS = 5;
@@ -11,10 +10,6 @@ const DEFAULT_ZONES = [
   ...Array.from({ length: STARS }, (_, i) => `your_numbers/${i}`),
   ...Array.from({ length: CLOVERS }, (_, i) => `winning_numbers/${i}`),
 ];
-
-let config = { inactivity_seconds: 10 };
-let play = null;
-let buying = false;
 
 function starPath(ctx, cx, cy, outer, inner) {
   ctx.beginPath();
@@ -55,7 +50,7 @@ function paintClover(ctx, w, h) {
   });
 }
 
-function fillZone(zoneId, content, element) {
+function fillZone(page, zoneId, content, element) {
   element.replaceChildren();
   if (zoneId.startsWith("your_numbers/")) {
     element.dataset.number = String(content.number);
@@ -70,15 +65,15 @@ function fillZone(zoneId, content, element) {
 }
 
 /** Once a number is revealed in both areas, light both up. */
-function highlightMatches() {
-  const revealed = play?.ticket?.revealed || {};
+function highlightMatches(page, ticket) {
+  const revealed = ticket.revealed || {};
   const winning = new Set();
   const yours = new Set();
   for (const [zoneId, content] of Object.entries(revealed)) {
     if (zoneId.startsWith("winning_numbers/")) winning.add(content);
     else yours.add(content.number);
   }
-  for (const [zoneId, zone] of play.zones) {
+  for (const [zoneId, zone] of page.play.zones) {
     const content = revealed[zoneId];
     const number = zoneId.startsWith("winning_numbers/") ? content : content?.number;
     const matched = content !== undefined && (zoneId.startsWith("winning_numbers/") ? yours : winning).has(number);
@@ -86,7 +81,7 @@ function highlightMatches() {
   }
 }
 
-function buildZones(ticket, locked) {
+function buildZones(page, ticket, locked) {
   const yours = $("#yours");
   const winning = $("#winning");
   yours.replaceChildren();
@@ -101,8 +96,7 @@ function buildZones(ticket, locked) {
       zoneId,
       label: isStar ? `Étoile ${index + 1}` : `Trèfle ${index + 1}`,
       paint: isStar ? paintStar : paintClover,
-      onScratched: (scratched) => play?.requestReveal(scratched),
-      onActivity: () => play?.activity(),
+      ...page.zoneHandlers(),
     });
     zone.setLocked(locked);
     zones.set(zoneId, zone);
@@ -110,143 +104,36 @@ function buildZones(ticket, locked) {
   return zones;
 }
 
-function setButtons({ playing }) {
-  $("#play").disabled = playing || buying;
-  $("#auto").disabled = playing || buying;
-  $("#reveal-all").disabled = !playing;
+function winMessage(ticket) {
+  const message = ticket.prize_cents > 0
+    ? `Bravo ! Vous gagnez ${formatEuros(ticket.prize_cents)}.`
+    : "Pas de gain cette fois-ci. Retentez votre chance !";
+  return ticket.finished_by === "inactivity" ? `${message} (découvert automatiquement)` : message;
 }
 
-function showResult(ticket) {
+function showTotal(ticket) {
   const total = $("#total");
   total.textContent = formatEuros(ticket.prize_cents);
   total.dataset.cents = String(ticket.prize_cents);
-  const result = $("#result");
-  result.dataset.prizeCents = String(ticket.prize_cents);
-  result.className = `result ${ticket.prize_cents > 0 ? "won" : "lost"}`;
-  $("#ticket").classList.toggle("won", ticket.prize_cents > 0);
-  result.textContent = ticket.prize_cents > 0
-    ? `Bravo ! Vous gagnez ${formatEuros(ticket.prize_cents)}.`
-    : "Pas de gain cette fois-ci. Retentez votre chance !";
-  if (ticket.finished_by === "inactivity") result.textContent += " (découvert automatiquement)";
 }
 
-function clearResult() {
-  const result = $("#result");
-  result.textContent = "";
-  result.className = "result";
-  delete result.dataset.prizeCents;
-  $("#ticket").classList.remove("won");
-  $("#total").textContent = "—";
-  delete $("#total").dataset.cents;
+function clearTotal() {
+  const total = $("#total");
+  total.textContent = "—";
+  delete total.dataset.cents;
 }
 
-function startTicket(ticket, { replay = false } = {}) {
-  clearResult();
-  $("#ticket").classList.remove("specimen");
-  $("#ticket").dataset.ticketId = String(ticket.id);
-  // The address names the ticket on screen, so a reload resumes (or replays) this one.
-  window.history.replaceState(null, "", `${location.pathname}?ticket=${encodeURIComponent(ticket.id)}`);
-  play?.dispose();
-  setButtons({ playing: true });
-  const finishedAlready = ticket.state === "finished";
-  const zones = buildZones(ticket, false);
-  play = new TicketPlay({
-    ticket,
-    zones,
-    fillZone,
-    staggerMs: 70,
-    inactivitySeconds: ticket.mode === "play" ? config.inactivity_seconds : null,
-    onChange: () => highlightMatches(),
-    onFinished: async (current) => {
-      showResult(current);
-      setButtons({ playing: false }); // another ticket only once this one's result is shown
-      try {
-        await refreshBalance();
-      } catch (error) {
-        handleError(error);
-      }
-    },
-    onInactivity: () => notify(`Découverte automatique après ${config.inactivity_seconds} s sans grattage.`, "info"),
-    onError: handleError,
-  });
-  const replayBanner = $("#replay-banner");
-  replayBanner.hidden = !replay;
-  if (replay) {
-    const how = ticket.mode === "auto" ? "en mode Auto" : "en grattant";
-    replayBanner.replaceChildren(
-      `Ticket n° ${ticket.id} du ${formatDate(ticket.created_at)}, joué ${how} — tel qu'il s'est terminé. `,
-      el("a", { href: "/history.html", text: "Retour à l'historique" }),
-    );
-  }
-  play.apply(ticket, { animate: !replay && ticket.mode === "auto" });
-  if (!finishedAlready) {
-    if (ticket.mode === "auto") play.revealAll(); // the server left it to the page
-    else play.activity(); // the inactivity clock runs from the purchase on
-  }
-}
-
-async function buy(mode) {
-  if (buying) return; // one intent at a time: a double click buys one ticket
-  buying = true;
-  setButtons({ playing: true });
-  notify("");
-  try {
-    const ticket = await buyTicket("cash", mode, null);
-    buying = false;
-    startTicket(ticket);
-    await refreshBalance();
-  } catch (error) {
-    buying = false;
-    setButtons({ playing: play !== null && !play.finished });
-    handleError(error);
-  }
-}
-
-async function openRequestedOrUnfinished() {
-  const requested = new URLSearchParams(location.search).get("ticket");
-  if (requested) {
-    const ticket = await api.ticket(requested);
-    if (ticket.game !== "cash") {
-      location.replace(`/astro.html?ticket=${encodeURIComponent(requested)}`);
-      return true;
-    }
-    startTicket(ticket, { replay: ticket.state === "finished" });
-    return true;
-  }
-  try {
-    const last = await api.lastTicket();
-    if (last.game === "cash" && last.state !== "finished") {
-      notify("Votre partie en cours a été reprise.", "info");
-      startTicket(last);
-      return true;
-    }
-  } catch (error) {
-    if (!(error instanceof ApiError && error.status === 404)) throw error;
-  }
-  return false;
-}
-
-async function main() {
-  $("#play").addEventListener("click", () => buy("play"));
-  $("#auto").addEventListener("click", () => buy("auto"));
-  $("#reveal-all").addEventListener("click", () => play?.revealAll());
-  buildZones(null, true);
-  setButtons({ playing: false });
-  const me = await startPage();
-  if (!me) return;
-  try {
-    const [serverConfig, { games }] = await Promise.all([api.config(), api.games()]);
-    config = serverConfig;
-    const cash = games.find((game) => game.name === "cash");
-    if (cash) {
-      $("#price").textContent = formatPrice(cash.price_cents);
-      $("#top-prize").textContent = formatEuros(cash.top_prize_cents);
-      if (!cash.on_sale) notify("Ce jeu est épuisé pour le moment : plus aucun ticket n'est disponible.");
-    }
-    await openRequestedOrUnfinished();
-  } catch (error) {
-    handleError(error);
-  }
-}
-
-main();
+export const cash = {
+  name: "cash",
+  staggerMs: 70,
+  revealsAfterInactivity: true,
+  buildZones,
+  fillZone,
+  onChange: highlightMatches,
+  winMessage,
+  showResult: showTotal,
+  clearResult: clearTotal,
+  playLabel: "Jouer au Cash",
+  /** The lobby card's art: the game's top prize, as the API states it. */
+  cardArt: (game) => el("div", { class: "card-art cash-art" }, el("span", { text: formatEuros(game.top_prize_cents) })),
+};

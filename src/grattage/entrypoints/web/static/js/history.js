@@ -1,18 +1,21 @@
 // History: the player's tickets, newest first, each one a click away from its replay.
 import { api } from "./api.js";
 import { formatEuros } from "./money.js";
+import { gameTitle, loadGames, ticketPage } from "./catalogue.js";
 import { signById } from "./signs.js";
-import { $, el, formatDate, gameTitle, handleError, startPage, ticketPage } from "./ui.js";
+import { $, el, formatDate, handleError, startPage } from "./ui.js";
 
 let next = null;
+let games = [];
 
 function row(ticket) {
   const finished = ticket.state === "finished";
   const sign = ticket.sign ? signById(ticket.sign)?.name : null;
   const won = finished && ticket.prize_cents > 0;
+  const page = ticketPage(games, ticket.game, ticket.id);
   return el("li", { class: `history-row ${won ? "won" : ""}`, "data-ticket-id": ticket.id },
     el("div", { class: "row-main" },
-      el("strong", { text: `${gameTitle(ticket.game)}${sign ? ` · ${sign}` : ""}` }),
+      el("strong", { text: `${gameTitle(games, ticket.game)}${sign ? ` · ${sign}` : ""}` }),
       el("span", { class: "row-date", text: `n° ${ticket.id} · ${formatDate(ticket.created_at)}` }),
     ),
     el("div", { class: "row-money" },
@@ -26,7 +29,7 @@ function row(ticket) {
         ? el("span", { class: "row-balance", text: `Solde ${formatEuros(ticket.balance_after_cents, { alwaysDecimals: true })}` })
         : null,
     ),
-    el("a", { class: `btn small ${finished ? "ghost" : "primary"}`, href: ticketPage(ticket.game, ticket.id), text: finished ? "Revoir" : "Reprendre" }),
+    page ? el("a", { class: `btn small ${finished ? "ghost" : "primary"}`, href: page, text: finished ? "Revoir" : "Reprendre" }) : null,
     finished
       ? el("button", { class: "btn small ghost verify", type: "button", text: "Vérifier ce ticket", "data-verify": ticket.id })
       : null,
@@ -84,7 +87,14 @@ async function main() {
     const button = event.target.closest("button[data-verify]");
     if (button) verify(button);
   });
-  if (await startPage()) await loadPage();
+  if (!(await startPage())) return;
+  try {
+    games = await loadGames();
+  } catch (error) {
+    handleError(error);
+    return;
+  }
+  await loadPage();
 }
 
 main();

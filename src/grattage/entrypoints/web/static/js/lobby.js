@@ -1,8 +1,9 @@
-// The lobby: balance, the two games with their numbers, the last game, the demo deposit.
+// The lobby: balance, every game of GET /api/games with its numbers, the last game, the demo deposit.
 import { api, ApiError } from "./api.js";
 import { formatEuros, formatPercent, formatPrice, formatRatio, parseEuros } from "./money.js";
-import { signById, signSvg } from "./signs.js";
-import { $, el, gameTitle, handleError, notify, refreshBalance, startPage, ticketPage } from "./ui.js";
+import { gameTitle, loadGames, ticketPage } from "./catalogue.js";
+import { GAME_MODULES } from "./games.js";
+import { $, el, handleError, notify, refreshBalance, startPage } from "./ui.js";
 
 let depositMaxCents = null;
 
@@ -22,14 +23,20 @@ function showBalance(cents) {
   big.dataset.cents = String(cents);
 }
 
-/** The sign the player last picked on the Astro page (the Lion until then). */
-function favouriteSign() {
-  const stored = localStorage.getItem("grattage.astro.sign");
-  return stored && signById(stored) ? stored : "leo";
+/** A game without a module of its own still gets a card: its title on the coating. */
+function plainArt(game) {
+  return el("div", { class: "card-art plain-art" }, el("span", { text: game.title }));
+}
+
+/** The way to the game's page; a game on sale that has no page (yet) has no button. */
+function playButton(game, module) {
+  if (!game.on_sale) return el("p", { class: "sold-out", text: "Épuisé pour le moment" });
+  if (!game.page) return null;
+  return el("a", { class: "btn primary", href: game.page, text: module?.playLabel ?? `Jouer à ${game.title}` });
 }
 
 function gameCard(game) {
-  const page = game.name === "astro" ? "/astro.html" : "/cash.html";
+  const module = GAME_MODULES[game.name];
   const prizes = el("table", { class: "prize-table" },
     el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Lots par bloc" }), el("th", { scope: "col", text: "Montant" }))),
     el("tbody", {}, ...game.prize_table.map((row) => el("tr", {},
@@ -37,9 +44,7 @@ function gameCard(game) {
       el("td", { text: formatEuros(row.prize_cents) }),
     ))),
   );
-  const art = game.name === "astro"
-    ? el("div", { class: "card-art astro-art", html: signSvg(favouriteSign(), { title: false }) })
-    : el("div", { class: "card-art cash-art" }, el("span", { text: "500 000 €" }));
+  const art = module ? module.cardArt(game) : plainArt(game);
   return el("article", { class: `game-card game-${game.name}`, "data-game": game.name },
     art,
     el("div", { class: "card-body" },
@@ -55,21 +60,21 @@ function gameCard(game) {
         el("summary", { text: game.reconstruction ? "Tableau de lots (reconstitué)" : "Tableau de lots" }),
         prizes,
         game.table_source ? el("p", { class: "hint table-source", text: `Source : ${game.table_source}` }) : null),
-      game.on_sale
-        ? el("a", { class: "btn primary", href: page, text: game.name === "astro" ? "Jouer à Astro" : "Jouer au Cash" })
-        : el("p", { class: "sold-out", text: "Épuisé pour le moment" }),
+      playButton(game, module),
     ),
   );
 }
 
-async function showLastGame() {
+async function showLastGame(games) {
   const link = $("#last-game");
   try {
     const last = await api.lastTicket();
-    link.href = ticketPage(last.game, last.id);
+    const page = ticketPage(games, last.game, last.id);
+    if (!page) return;
+    link.href = page;
     link.textContent = last.state === "finished"
-      ? `Revoir votre dernière partie : ${gameTitle(last.game)}, ticket n° ${last.id} — gain ${formatEuros(last.prize_cents)}`
-      : `Reprendre votre partie en cours : ${gameTitle(last.game)}, ticket n° ${last.id}`;
+      ? `Revoir votre dernière partie : ${gameTitle(games, last.game)}, ticket n° ${last.id} — gain ${formatEuros(last.prize_cents)}`
+      : `Reprendre votre partie en cours : ${gameTitle(games, last.game)}, ticket n° ${last.id}`;
     link.hidden = false;
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) throw error;
@@ -112,11 +117,11 @@ async function main() {
   if (!me) return;
   showBalance(me.balance_cents);
   try {
-    const [{ games }, config] = await Promise.all([api.games(), api.config()]);
+    const [games, config] = await Promise.all([loadGames(), api.config()]);
     $("#games").replaceChildren(...games.map(gameCard));
     depositMaxCents = config.demo_deposit_max_cents;
     if (depositMaxCents) $("#deposit-max").textContent = `Jusqu'à ${formatEuros(depositMaxCents)} par dépôt.`;
-    await showLastGame();
+    await showLastGame(games);
   } catch (error) {
     handleError(error);
   }

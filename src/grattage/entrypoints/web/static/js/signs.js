@@ -2,20 +2,14 @@
 // Each drawing is a 100×100 picture; gradients get a unique id per copy so that many copies
 // can live on one page.
 
-export const SIGNS = [
-  { id: "aries", name: "Bélier", glyph: "M50 86 V46 M50 46 C50 16 18 12 18 34 C18 46 30 50 36 44 M50 46 C50 16 82 12 82 34 C82 46 70 50 64 44" },
-  { id: "taurus", name: "Taureau", glyph: "M50 84 A20 20 0 1 1 50.1 84 Z M20 18 C26 42 74 42 80 18" },
-  { id: "gemini", name: "Gémeaux", glyph: "M37 28 V72 M63 28 V72 M20 20 Q50 34 80 20 M20 80 Q50 66 80 80" },
-  { id: "cancer", name: "Cancer", glyph: "M80 38 C66 20 34 20 22 36 M22 62 C34 80 66 80 78 64 M33 36 m-10 0 a10 10 0 1 0 20 0 a10 10 0 1 0 -20 0 M67 64 m-10 0 a10 10 0 1 0 20 0 a10 10 0 1 0 -20 0" },
-  { id: "leo", name: "Lion", glyph: "M32 62 m-12 0 a12 12 0 1 0 24 0 a12 12 0 1 0 -24 0 M44 62 C46 50 30 40 36 26 C42 14 64 14 68 28 C72 42 58 52 58 66 C58 80 70 84 80 76" },
-  { id: "virgo", name: "Vierge", glyph: "M16 30 C20 26 24 28 24 34 V74 M24 38 C24 26 38 26 38 38 V74 M38 38 C38 26 52 26 52 38 V74 M52 38 C52 26 66 26 66 38 V66 C66 80 54 86 50 80 M66 56 C72 44 86 48 80 62 C76 72 68 76 62 86" },
-  { id: "libra", name: "Balance", glyph: "M18 80 H82 M18 64 H36 C28 56 30 36 50 36 C70 36 72 56 64 64 H82" },
-  { id: "scorpio", name: "Scorpion", glyph: "M14 30 C18 26 22 28 22 34 V72 M22 38 C22 26 36 26 36 38 V72 M36 38 C36 26 50 26 50 38 V72 M50 38 C50 26 64 26 64 38 V70 C64 78 68 80 74 80 H84 M77 72 L85 80 L77 88" },
-  { id: "sagittarius", name: "Sagittaire", glyph: "M20 80 L80 20 M54 20 H80 V46 M30 50 L50 70" },
-  { id: "capricorn", name: "Capricorne", glyph: "M14 28 C20 24 24 30 26 36 L36 72 L46 30 C50 56 52 72 64 72 C78 72 82 56 72 50 C62 44 54 56 56 68 C58 80 50 88 40 86" },
-  { id: "aquarius", name: "Verseau", glyph: "M14 44 L28 32 L42 44 L56 32 L70 44 L86 32 M14 70 L28 58 L42 70 L56 58 L70 70 L86 58" },
-  { id: "pisces", name: "Poissons", glyph: "M26 16 C46 34 46 66 26 84 M74 16 C54 34 54 66 74 84 M28 50 H72" },
-];
+// The twelve signs (id, French name, the glyph's path in a 100×100 box) are data: signs.json.
+export const SIGNS = await loadSigns();
+
+async function loadSigns() {
+  const response = await fetch(new URL("./signs.json", import.meta.url));
+  if (!response.ok) throw new Error(`signs.json: HTTP ${response.status}`);
+  return response.json();
+}
 
 export const SYMBOLS = {
   cosmos: "Cosmos",

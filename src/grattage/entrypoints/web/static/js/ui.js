@@ -91,11 +91,3 @@ export function formatDate(iso) {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : DATE_FORMAT.format(date);
 }
-
-export function gameTitle(name) {
-  return name === "cash" ? "Cash 500 000 €" : name === "astro" ? "Astro" : name;
-}
-
-export function ticketPage(game, id) {
-  return `/${game === "astro" ? "astro" : "cash"}.html?ticket=${encodeURIComponent(id)}`;
-}
