@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from grattage.adapters.database import make_engine
+from grattage.adapters.database import describe_database, make_engine
+from grattage.adapters.errors import database_errors_mapped
 from grattage.adapters.keystore import FileKeyStore
-from grattage.adapters.migrations import migrate
+from grattage.adapters.migrations import migrate, schema_revision
 from grattage.adapters.unit_of_work import SqlUnitOfWork
 from grattage.clock import Clock, SystemClock
+from grattage.errors import NoDatabase
 from grattage.service.context import Platform, Policy
 from grattage.service.responsible import stake_check_for
 from grattage.settings import Settings
@@ -36,10 +38,25 @@ def build_platform(
     clock: Clock | None = None,
     run_migrations: bool = True,
     schema: str | None = None,
+    create_database: bool = True,
 ) -> Platform:
-    engine = make_engine(settings.database_url, schema=schema)
-    if run_migrations:
-        migrate(engine)
+    """The platform on the database of ``settings``, its schema brought up to date first when
+    ``run_migrations``. With ``create_database`` false (every CLI command but ``migrate`` and
+    ``demo``) a database that does not exist, or was never migrated, is refused with
+    :class:`NoDatabase` instead of being created."""
+    where = describe_database(settings.database_url)
+    engine = make_engine(settings.database_url, schema=schema, create=create_database)
+    try:
+        with database_errors_mapped(where):
+            if not create_database and schema_revision(engine) is None:
+                raise NoDatabase(
+                    f"the database at {where} is not migrated; run `grattage migrate` first"
+                )
+            if run_migrations:
+                migrate(engine)
+    except BaseException:
+        engine.dispose()
+        raise
     policy = policy_from(settings)
     return Platform(
         uow=SqlUnitOfWork(engine),
