@@ -9,28 +9,9 @@ from grattage.adapters.migrations import migrate, schema_revision
 from grattage.adapters.unit_of_work import SqlUnitOfWork
 from grattage.clock import Clock, SystemClock
 from grattage.errors import NoDatabase
-from grattage.service.context import Platform, Policy
+from grattage.service.context import Platform
 from grattage.service.responsible import stake_check_for
 from grattage.settings import Settings
-
-
-def policy_from(settings: Settings) -> Policy:
-    return Policy(
-        inactivity_seconds=settings.inactivity_seconds,
-        abandon_seconds=settings.abandon_seconds,
-        session_idle_seconds=settings.session_idle_seconds,
-        lockout_threshold=settings.lockout_threshold,
-        lockout_seconds=settings.lockout_seconds,
-        demo_deposit_max_cents=settings.demo_deposit_max_cents,
-        password_time_cost=settings.password_time_cost,
-        password_memory_kib=settings.password_memory_kib,
-        deposit_limit_default_cents=settings.deposit_limit_default_cents,
-        deposit_limit_max_cents=settings.deposit_limit_max_cents,
-        stake_limit_default_cents=settings.stake_limit_default_cents,
-        stake_limit_max_cents=settings.stake_limit_max_cents,
-        limit_cooling_off_seconds=settings.limit_cooling_off_seconds,
-        reality_check_minutes=settings.reality_check_minutes,
-    )
 
 
 def build_platform(
@@ -57,11 +38,10 @@ def build_platform(
     except BaseException:
         engine.dispose()
         raise
-    policy = policy_from(settings)
     return Platform(
         uow=SqlUnitOfWork(engine),
         keys=FileKeyStore(settings.key_dir),
+        policy=settings,
         clock=clock or SystemClock(),
-        policy=policy,
-        stake_checks=[stake_check_for(policy)],
+        stake_checks=[stake_check_for(settings)],
     )
