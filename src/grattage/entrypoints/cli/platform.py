@@ -153,7 +153,8 @@ def block_disclose(block_id: int, out: Path) -> None:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 def serve(host: str, port: int, workers: int) -> None:
-    """Serve the API and the pages (migrates first, then finishes what was left)."""
+    """Serve the API and the pages (upgrades the existing database first, then finishes what
+    was left; a database that does not exist is refused: run `grattage migrate`)."""
     _serve(host, port, workers)
 
 
