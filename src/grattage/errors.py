@@ -1,12 +1,13 @@
 """The one exception hierarchy of grattage.
 
-Every error a user can cause is one of these; entry points map the branches to HTTP statuses
-(``grattage.entrypoints.http_errors``) and CLI exit codes (``grattage.entrypoints.cli``), each in
-one place. Messages name the offending value with ``{value!r}``. ``code`` is the stable
+Every error a user can cause is one of these; the adapters turn database and driver errors into
+them (:mod:`grattage.adapters.errors`), and the entry points map the branches to HTTP statuses
+(:mod:`grattage.entrypoints.http.errors`) and CLI exit codes (:mod:`grattage.entrypoints.cli`),
+each in one table. Messages name the offending value with ``{value!r}``. ``code`` is the stable
 machine-readable name sent as ``{"error": code}`` by the API.
 
-    GrattageError
-    ├── InvalidInput ..................... the caller sent something malformed (422 / exit 2)
+    GrattageError ........................ (HTTP status / CLI exit code)
+    ├── InvalidInput ..................... the caller sent something malformed (422 / 2)
     │   ├── UnknownGame                    no game of that name
     │   ├── InvalidChoice                  a missing or unknown zodiac sign, a choice a game refuses
     │   ├── InvalidTicket                  a ticket document that breaks a rule of its game
@@ -17,20 +18,20 @@ machine-readable name sent as ``{"error": code}`` by the API.
     │   ├── ZoneNotRevealable              a zone that cannot be revealed yet (Astro's banner)
     │   ├── UnstorableValue                a value the database refuses to store (a NUL in a text)
     │   └── NoDatabase                     the database named by the settings does not exist
-    ├── VerificationFailed ............... well-formed data that fails its proof (exit 1)
-    ├── NotFound ......................... no such thing, or not yours (404)
-    ├── Unauthorized ..................... no valid credentials (401)
+    ├── VerificationFailed ............... well-formed data that fails its proof (422 / 1)
+    ├── NotFound ......................... no such thing, or not yours (404 / 4)
+    ├── Unauthorized ..................... no valid credentials (401 / 3)
     │   └── AccountLocked                  too many failed log-ins
-    ├── Forbidden ........................ valid credentials without the right (403)
+    ├── Forbidden ........................ valid credentials without the right (403 / 3)
     │   └── SelfExcluded                   the player excluded themself from play
-    ├── Conflict ......................... the request clashes with the current state (409)
+    ├── Conflict ......................... the request clashes with the current state (409 / 3)
     │   ├── InsufficientBalance            the balance cannot pay the stake
     │   ├── SoldOut                        no open block of the game has an unsold unit
     │   ├── NotOnSale                      every block left of the game is suspended or closed
     │   ├── IdempotencyConflict            an idempotency key reused with another request
     │   ├── LimitReached                   a responsible-gaming limit would be exceeded
     │   └── AlreadyExists                  e.g. an e-mail address already registered
-    └── Unavailable ...................... the system cannot serve right now, retry later (503)
+    └── Unavailable ...................... the system cannot serve right now, retry later (503 / 5)
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The one settings object, read from the environment (prefix ``GRATTAGE_``).
 
 Built by the entry points (app factory, CLI), never at import time, so tests pass their own.
+Every default lives here and only here: the service reads its share of these values through
+the :class:`grattage.service.context.Policy` protocol, which this class satisfies.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ class Settings(BaseSettings):
     disclosure_dir: Path = Path("var/disclosures")
     """Where each exhausted or closed block's disclosure is published as a file."""
     inactivity_seconds: Annotated[int, Field(ge=1)] = 10
-    """Cash: a ``play`` ticket untouched this long is revealed and finished by the system."""
+    """A ``play`` ticket of a game that reveals after inactivity (Cash, art. 4.3) untouched
+    this long is revealed and finished by the system (``Game.reveals_after_inactivity``)."""
     abandon_seconds: Annotated[int, Field(ge=1)] = 900
     """Either game: a ``play`` ticket untouched this long is finished by the system."""
     session_idle_seconds: Annotated[int, Field(ge=60)] = 3600

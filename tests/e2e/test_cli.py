@@ -47,7 +47,7 @@ def test_an_emission_from_an_operators_table_file_opens_its_first_block(world: W
         ("emission", "create", "cash", "--blocks", "0"),
         ("emission", "create", "cash", "--prize-table", "/no/such/table.toml"),
         ("emission", "create", "astro", "--prize-table", str(FIXTURES / "tiny_cash.toml")),
-        ("block", "close", "4242"),
+        ("emission", "create", "cash", "--prize-table", str(FIXTURES)),
         ("serve", "--port", "0"),
     ],
 )
@@ -57,6 +57,29 @@ def test_bad_input_is_one_line_and_exit_2(world: World, args: tuple[str, ...]) -
     assert "Traceback" not in err
     # Our refusals are one line; click's own usage errors end with their one "Error:" line.
     assert err.strip().splitlines()[-1].startswith(("grattage: error: ", "Error: "))
+
+
+def test_a_table_file_that_is_not_utf8_is_one_line_and_exit_2(world: World, tmp_path: Path) -> None:
+    table = tmp_path / "table.toml"
+    table.write_bytes(b"\xff\xfe" + (FIXTURES / "tiny_cash.toml").read_bytes())
+    code, _, err = run(world, "emission", "create", "cash", "--prize-table", str(table))
+    assert (code, err) == (
+        2,
+        f"grattage: error: {str(table)!r} is not UTF-8 text (byte 0: b'\\xff')\n",
+    )
+    assert list_blocks(world.platform) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("block", "close", "4242"), ("block", "open", "4242"), ("block", "commitment", "4242")],
+)
+def test_a_block_that_does_not_exist_is_one_line_and_exit_4(
+    world: World, args: tuple[str, ...]
+) -> None:
+    code, out, err = run(world, *args)
+    assert (code, out) == (4, "")
+    assert err.startswith("grattage: error: no ") and err.endswith(" block 4242\n")
 
 
 def test_sweep_finishes_abandoned_tickets_and_reconcile_is_clean(world: World) -> None:

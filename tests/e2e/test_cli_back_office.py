@@ -68,12 +68,31 @@ def test_audit_verify_exits_0_on_a_clean_log_and_1_naming_the_bad_entry(world: W
 
 
 @pytest.mark.parametrize(
+    "bounds", [["--to", "9999-12-31"], ["--from", "0001-01-01"], ["--from", "0001-01-01", "--to",
+                                                                  "9999-12-31"]],
+)  # fmt: skip
+def test_a_report_reaches_to_the_first_and_last_days_of_the_calendar(
+    world: World, bounds: list[str]
+) -> None:
+    world.stock("cash")
+    tickets.buy(world.platform, world.player(500), game_name="cash", mode="auto")
+    code, out, err = run(world, "report", "days", "--format", "json", *bounds)
+    assert (code, err) == (0, "")
+    assert [row["units_sold"] for row in json.loads(out)["rows"]] == [1]
+
+
+@pytest.mark.parametrize("args", [["block", "suspend", "999"], ["block", "resume", "999"]])
+def test_a_block_that_does_not_exist_is_one_line_and_exit_4(world: World, args: list[str]) -> None:
+    code, out, err = run(world, *args)
+    assert (code, out, err) == (4, "", "grattage: error: no block 999\n")
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ["report", "days", "--from", "yesterday"],
         ["report", "days", "--from", "2026-12-02", "--to", "2026-12-01"],
         ["report", "weeks"],
-        ["block", "suspend", "999"],
         ["block", "resume", "abc"],
         ["operator", "create", "not-an-address", "--password-stdin"],
     ],

@@ -16,7 +16,7 @@ from grattage.games import find_game
 def run():
     runner = CliRunner()
 
-    def invoke(*args: str, stdin: str | None = None):
+    def invoke(*args: str, stdin: str | bytes | None = None):
         return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False)
 
     return invoke
@@ -100,6 +100,38 @@ def test_a_broken_table_file_is_one_line_naming_the_row(run, tmp_path: Path):
         "block", "generate", "cash", "--out", str(tmp_path / "b"), "--prize-table", str(table)
     )
     assert_one_line_error(result, "row 1: count must be an integer ≥ 0, got -3")
+
+
+NOT_UTF8 = b"\xff\xfe\x00 not text"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("block", "generate", "cash", "--out", "{out}", "--prize-table", "{table}"),
+        ("ticket", "design", "cash", "--prize", "5", "--prize-table", "{table}"),
+        ("ticket", "check", "-", "--prize-table", "{table}"),
+        ("simulate", "cash", "--tickets", "5", "--prize-table", "{table}"),
+        ("verify-ticket", "{table}"),
+        ("verify-block", "{table}"),
+    ],
+    ids=lambda args: " ".join(arg for arg in args[:2] if "{" not in arg),
+)
+def test_a_file_that_is_not_utf8_text_is_one_line_and_exit_2(run, tmp_path: Path, args):
+    table = tmp_path / "binary.toml"
+    table.write_bytes(NOT_UTF8)
+    filled = [arg.format(table=table, out=tmp_path / "b.block") for arg in args]
+    assert_one_line_error(run(*filled, stdin=""), "is not UTF-8 text (byte 0: b'\\xff')")
+    assert not (tmp_path / "b.block").exists()
+
+
+def test_checking_a_ticket_line_that_is_not_utf8_names_the_line(run):
+    ticket = run("ticket", "design", "cash", "--prize", "5").stdout.encode()
+    result = run("ticket", "check", "-", stdin=ticket + NOT_UTF8 + b"\n")
+    assert result.exit_code == 2, result.output
+    assert "line 1: valid cash ticket" in result.stdout
+    assert "line 2: invalid: the line is not UTF-8 text" in result.stdout
+    assert result.stderr == "grattage: error: 1 of 2 ticket documents are invalid\n"
 
 
 def test_a_tampered_block_file_is_one_line_and_exit_2(run, tmp_path: Path):

@@ -131,3 +131,77 @@ def test_a_database_in_trouble_answers_503_and_debits_nothing(
     assert (response.status_code, response.json()["error"]) == (503, "unavailable")
     monkeypatch.undo()
     assert client.get("/api/me").json()["balance_cents"] == 5000
+
+
+DRIVER_TEXT = "UPDATE blocks SET sold = sold + 1 WHERE secret = 'p4ssw0rd-param'"
+
+
+@pytest.mark.parametrize(
+    "trouble",
+    ["OperationalError", "InterfaceError", "InternalError", "TimeoutError"],
+)
+def test_database_trouble_is_503_logged_without_the_drivers_text(
+    client: TestClient,
+    world: World,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    trouble: str,
+) -> None:
+    import sqlalchemy.exc
+
+    world.stock("cash")
+    world.player(5000, email="trouble@example.org")
+    client.post("/api/sessions", json={"email": "trouble@example.org", "password": PASSWORD})
+    kind = getattr(sqlalchemy.exc, trouble)
+
+    def fail(*_args: object, **_kwargs: object) -> None:
+        if kind is sqlalchemy.exc.TimeoutError:
+            raise kind(DRIVER_TEXT)
+        raise kind(DRIVER_TEXT, {"secret": "p4ssw0rd-param"}, Exception(DRIVER_TEXT))
+
+    monkeypatch.setattr(world.platform, "stake_checks", [fail])  # inside the purchase
+    with caplog.at_level("WARNING", logger="grattage.http"):
+        response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    assert (response.status_code, response.json()["error"]) == (503, "unavailable")
+    logged = [record.getMessage() for record in caplog.records if record.name == "grattage.http"]
+    assert len(logged) == 1 and logged[0].startswith("answered 503: the database is unavailable")
+    assert "p4ssw0rd" not in caplog.text + response.text and "UPDATE" not in caplog.text
+    monkeypatch.undo()
+    assert client.get("/api/me").json()["balance_cents"] == 5000
+
+
+def test_a_value_the_database_refuses_is_422_unstorable_value_and_debits_nothing(
+    client: TestClient, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import DataError
+
+    world.stock("cash")
+    world.player(5000, email="refused@example.org")
+    client.post("/api/sessions", json={"email": "refused@example.org", "password": PASSWORD})
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise DataError(DRIVER_TEXT, {}, Exception("value out of range"))
+
+    monkeypatch.setattr(world.platform, "stake_checks", [refuse])  # inside the purchase
+    response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    assert (response.status_code, response.json()["error"]) == (422, "unstorable_value")
+    assert "p4ssw0rd" not in response.text
+    monkeypatch.undo()
+    assert client.get("/api/me").json()["balance_cents"] == 5000
+
+
+def test_an_integrity_error_is_a_bug_not_hidden_behind_a_503(
+    client: TestClient, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    world.stock("cash")
+    world.player(5000, email="bug@example.org")
+    client.post("/api/sessions", json={"email": "bug@example.org", "password": PASSWORD})
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise IntegrityError("INSERT INTO tickets", {}, Exception("UNIQUE constraint failed"))
+
+    monkeypatch.setattr(world.platform, "stake_checks", [broken])  # inside the purchase
+    with pytest.raises(IntegrityError):
+        client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)

@@ -5,16 +5,23 @@ the machine), a busy timeout, and ``BEGIN IMMEDIATE`` for write transactions so 
 never deadlock upgrading a read lock; the writers of one process share commits
 (:mod:`grattage.adapters.group_commit`). PostgreSQL: plain READ COMMITTED; the
 repositories use atomic ``UPDATE … RETURNING`` and ``SELECT … FOR UPDATE`` where it matters.
+
+Only ``grattage migrate`` and ``grattage demo`` may create a SQLite file: for every other use
+an engine is made with ``create=False`` and opens the file read-write without ever creating it
+(a command run from another folder must not leave an empty ``var/grattage.db`` behind).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import QueuePool
+
+from grattage.errors import NoDatabase
 
 WRITE_OPTION = "grattage_write"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -24,11 +31,29 @@ def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def make_engine(url: str, schema: str | None = None) -> Engine:
-    """An engine for ``url``; ``schema`` (PostgreSQL) puts every table in that schema."""
+def describe_database(url: str) -> str:
+    """The database of ``url`` for a message: a SQLite file's path (made absolute, for a
+    command run from another folder), or the URL without its password."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(url)
+        database = parsed.database or ":memory:"
+        if database == ":memory:":
+            return "':memory:'"
+        absolute = Path(database).absolute()
+        return repr(database) if str(absolute) == database else f"{database!r} ({absolute})"
+    return repr(parsed.render_as_string(hide_password=True))
+
+
+def make_engine(url: str, schema: str | None = None, create: bool = True) -> Engine:
+    """An engine for ``url``; ``schema`` (PostgreSQL) puts every table in that schema.
+
+    With ``create`` false a SQLite file that does not exist is refused (:class:`NoDatabase`),
+    never created. (A PostgreSQL database is never created here: the server refuses a
+    connection to one that does not exist.)
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(url, create)
     connect_args: dict[str, Any] = {}
     if schema:
         connect_args["options"] = f"-csearch_path={schema}"
@@ -37,18 +62,37 @@ def make_engine(url: str, schema: str | None = None) -> Engine:
     )
 
 
-def _sqlite_engine(url: str) -> Engine:
+def _sqlite_engine(url: str, create: bool) -> Engine:
     database = make_url(url).database
+    timeout = SQLITE_BUSY_TIMEOUT_MS / 1000
+    options: dict[str, Any] = {}
     if database and database != ":memory:":
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        path = Path(database)
+        if path.exists() and not path.is_file():
+            raise NoDatabase(f"no database at {describe_database(url)}: it is not a file")
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        elif not path.exists():
+            raise NoDatabase(
+                f"no database at {describe_database(url)}; run `grattage migrate` first"
+            )
+        else:
+            # mode=rw: should the file vanish from now on, opening it fails; never a new one.
+            uri = f"{path.absolute().as_uri()}?mode=rw"
+
+            def _open_existing() -> sqlite3.Connection:
+                return sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=timeout)
+
+            options["creator"] = _open_existing
     engine = create_engine(
         url,
+        **options,
         poolclass=QueuePool,
         # Above the server's 40 request threads: a connection beyond pool_size is opened and
         # configured per checkout and closed after, which cost more than the reads it served.
         pool_size=48,
         max_overflow=16,
-        connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        connect_args={"check_same_thread": False, "timeout": timeout},
     )
 
     @event.listens_for(engine, "connect")

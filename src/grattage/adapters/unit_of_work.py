@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import OperationalError
 
 from grattage.adapters.accounts import SqlPlayers, SqlSessions
 from grattage.adapters.audit_log import SqlAuditLog
 from grattage.adapters.blocks import SqlBlocks
 from grattage.adapters.database import WRITE_OPTION, is_sqlite
+from grattage.adapters.errors import database_errors_mapped
 from grattage.adapters.group_commit import GroupCommitter, HeldBatch
 from grattage.adapters.idempotency import SqlIdempotency
 from grattage.adapters.ledger import HouseAccounts, SqlLedger
@@ -22,7 +22,6 @@ from grattage.adapters.operators import SqlOperators
 from grattage.adapters.reconciliation import SqlReconciliation
 from grattage.adapters.reports import SqlReports
 from grattage.adapters.tickets import SqlTickets
-from grattage.errors import Unavailable
 
 
 @dataclass
@@ -84,7 +83,7 @@ class SqlUnitOfWork:
         On SQLite, concurrent write transactions of this process share their commit (see
         :mod:`grattage.adapters.group_commit`); the block still ends only once it is durable.
         """
-        with _database_trouble_is_unavailable():
+        with database_errors_mapped():
             if self._group is not None:
                 with self._group.write() as repositories:
                     yield repositories
@@ -104,19 +103,19 @@ class SqlUnitOfWork:
     def hold(self, batch: HeldBatch) -> None:
         """Open ``batch``: the work run in it joins it, uncommitted, until :meth:`release`."""
         assert self._group is not None
-        with _database_trouble_is_unavailable():
+        with database_errors_mapped():
             self._group.hold(batch)
 
     def release(self) -> int:
         """Commit the held batch; raises :class:`Unavailable` when none of it was kept."""
         assert self._group is not None
-        with _database_trouble_is_unavailable():
+        with database_errors_mapped():
             return self._group.release()
 
     @contextmanager
     def read(self) -> Iterator[SqlRepositories]:
         held = self._group.held_connection() if self._group is not None else None
-        with _database_trouble_is_unavailable():
+        with database_errors_mapped():
             if held is not None:
                 yield SqlRepositories(held, self._caches)
                 return
@@ -128,15 +127,3 @@ class SqlUnitOfWork:
         if self._group is not None:
             self._group.close()
         self.engine.dispose()
-
-
-@contextmanager
-def _database_trouble_is_unavailable() -> Iterator[None]:
-    """A database that is down, locked too long or broke a deadlock: 503, "retry", not 500.
-
-    The transaction has been rolled back by then, so a retry is safe.
-    """
-    try:
-        yield
-    except OperationalError as trouble:
-        raise Unavailable("the database cannot serve this right now; retry") from trouble

@@ -47,7 +47,6 @@ SYMBOLS: tuple[str, ...] = (
 MULTIPLIERS: tuple[int, ...] = (2, 3, 4, 6, 10, 20, 100, 1000)
 DISCS = 5
 SIGNS_TO_WIN = 2
-BANNER_INVITATION = "Grattez ici pour multiplier jusqu'à 1 000 fois vos gains"
 
 LOSING_PHRASES: tuple[str, ...] = (
     "Pas de multiplicateur cette fois-ci.",
@@ -84,6 +83,7 @@ class Astro(Game):
     rules_version = "astro/2005-08-29/design-v1"
     choices = SIGNS
     zones = (*PHASE_ONE_ZONES, "banner")
+    reveals_after_inactivity = False  # only abandoned tickets are finished by the system
 
     def _prepare(self, table: PrizeTable) -> None:
         if table.amounts_cents:
@@ -216,6 +216,3 @@ class Astro(Game):
     def zone_prerequisites(self, zone: str) -> tuple[str, ...]:
         self.check_zone(zone)
         return PHASE_ONE_ZONES if zone == "banner" else ()
-
-    def public_view(self, ticket: Mapping[str, Any]) -> dict[str, Any]:
-        return {"game": self.name, "sign": ticket["sign"], "banner_invitation": BANNER_INVITATION}

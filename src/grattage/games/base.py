@@ -34,6 +34,9 @@ class Game(ABC):
     choices: ClassVar[tuple[str, ...]]
     """What a player picks before buying (Astro's signs); empty when nothing is picked."""
     zones: ClassVar[tuple[str, ...]]
+    reveals_after_inactivity: ClassVar[bool] = False
+    """Whether the regulation has the system reveal and finish a ticket left untouched for the
+    inactivity delay (Cash, art. 4.3); any ticket is still finished after the abandon delay."""
 
     def __init__(self, table: PrizeTable) -> None:
         if table.game != self.name:
@@ -65,10 +68,6 @@ class Game(ABC):
         """Zones that must be revealed before ``zone`` may be."""
         self.check_zone(zone)
         return ()
-
-    def public_view(self, ticket: Mapping[str, Any]) -> dict[str, Any]:
-        """What a player sees before revealing anything (no hidden content)."""
-        return {"game": self.name}
 
     # -- shared behaviour --------------------------------------------------------------------
     def with_table(self, table: PrizeTable) -> Game:

@@ -69,6 +69,7 @@ class Cash(Game):
     allows_block_multiples = False
     rules_version = "cash/2009-03-16/design-v1"
     choices = ()
+    reveals_after_inactivity = True  # art. 4.3
     zones = (
         *(f"your_numbers/{i}" for i in range(STARS)),
         *(f"winning_numbers/{i}" for i in range(CLOVERS)),

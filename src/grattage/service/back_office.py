@@ -163,7 +163,10 @@ def _window(since: date | None, until: date | None) -> tuple[datetime | None, da
     if since is not None and until is not None and since > until:
         raise InvalidInput(f"the period starts ({since}) after it ends ({until})")
     start = None if since is None else datetime.combine(since, time(), UTC)
-    end = None if until is None else datetime.combine(until + timedelta(days=1), time(), UTC)
+    # The last day is included: the window ends at the next midnight (none after date.max).
+    end = None
+    if until is not None and until < date.max:
+        end = datetime.combine(until + timedelta(days=1), time(), UTC)
     return start, end
 
 

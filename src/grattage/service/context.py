@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from grattage.clock import Clock, SystemClock
 from grattage.errors import NotFound
@@ -16,25 +17,45 @@ from grattage.service.model import Block
 from grattage.service.ports import KeyStore, PasswordHasher, Repositories, UnitOfWork
 
 
-@dataclass(frozen=True)
-class Policy:
-    inactivity_seconds: int = 10
-    abandon_seconds: int = 900
-    session_idle_seconds: int = 3600
-    lockout_threshold: int = 5
-    lockout_seconds: int = 900
-    demo_deposit_max_cents: int = 10_000
-    password_time_cost: int = 3
-    password_memory_kib: int = 65_536
-    """Argon2id cost (argon2-cffi's defaults, RFC 9106's low-memory choice)."""
-    inactivity_games: tuple[str, ...] = ("cash",)
-    """Games whose regulation reveals an idle ticket after ``inactivity_seconds`` (Cash, 4.3)."""
-    deposit_limit_default_cents: int = 100_000
-    deposit_limit_max_cents: int = 1_000_000
-    stake_limit_default_cents: int = 100_000
-    stake_limit_max_cents: int = 1_000_000
-    limit_cooling_off_seconds: int = 7 * 24 * 3600
-    reality_check_minutes: int = 60
+class Policy(Protocol):
+    """The operator's choices the use cases follow, read-only. Their defaults and bounds live
+    in one place, :class:`grattage.settings.Settings`, which satisfies this protocol and is
+    what the platform is built with; the service never sees where they came from."""
+
+    @property
+    def inactivity_seconds(self) -> int:
+        """A ticket of a game that reveals after inactivity, untouched this long, is revealed."""
+        ...
+
+    @property
+    def abandon_seconds(self) -> int:
+        """A ticket of any game untouched this long is finished by the system."""
+        ...
+
+    @property
+    def session_idle_seconds(self) -> int: ...
+    @property
+    def lockout_threshold(self) -> int: ...
+    @property
+    def lockout_seconds(self) -> int: ...
+    @property
+    def demo_deposit_max_cents(self) -> int: ...
+    @property
+    def password_time_cost(self) -> int: ...
+    @property
+    def password_memory_kib(self) -> int: ...
+    @property
+    def deposit_limit_default_cents(self) -> int: ...
+    @property
+    def deposit_limit_max_cents(self) -> int: ...
+    @property
+    def stake_limit_default_cents(self) -> int: ...
+    @property
+    def stake_limit_max_cents(self) -> int: ...
+    @property
+    def limit_cooling_off_seconds(self) -> int: ...
+    @property
+    def reality_check_minutes(self) -> int: ...
 
 
 StakeCheck = Callable[[Repositories, int, str, int, datetime], None]
@@ -57,8 +78,8 @@ class LoadedBlock:
 class Platform:
     uow: UnitOfWork
     keys: KeyStore
+    policy: Policy = field(repr=False)  # the settings it comes from may hold a database password
     clock: Clock = field(default_factory=SystemClock)
-    policy: Policy = field(default_factory=Policy)
     stake_checks: list[StakeCheck] = field(default_factory=list)
     passwords: PasswordHasher = field(kw_only=True)
     open_blocks_seen: dict[str, tuple[datetime, list[int]]] = field(

@@ -22,8 +22,9 @@ from grattage.errors import (
     NotFound,
     ZoneNotRevealable,
 )
-from grattage.games import Game, find_game
+from grattage.games import Game, find_game, game_names
 from grattage.games.money import format_euros
+from grattage.games.registry import game_type
 from grattage.service import block_lifecycle
 from grattage.service.audit_trail import record_block_changes
 from grattage.service.context import Platform
@@ -264,22 +265,27 @@ def _cutoffs(platform: Platform, now: datetime) -> tuple[datetime, datetime]:
     )
 
 
-def _reason(platform: Platform, ticket: Ticket) -> FinishedBy:
-    return "inactivity" if ticket.game in platform.policy.inactivity_games else "abandon"
+def _revealing_games() -> tuple[str, ...]:
+    """The games whose rules reveal an idle ticket after the inactivity delay (Cash, 4.3)."""
+    return tuple(name for name in game_names() if game_type(name).reveals_after_inactivity)
+
+
+def _reason(ticket: Ticket) -> FinishedBy:
+    return "inactivity" if game_type(ticket.game).reveals_after_inactivity else "abandon"
 
 
 def _finish_due(
     platform: Platform, repos: Repositories, now: datetime, player_id: int | None = None
 ) -> int:
     inactivity, abandon = _cutoffs(platform, now)
-    due = repos.tickets.due(inactivity, abandon, platform.policy.inactivity_games, player_id)
+    due = repos.tickets.due(inactivity, abandon, _revealing_games(), player_id)
     # Lock every ticket before any account: the same order as a reveal and the sweeper
     # (ticket, then account), so that they cannot deadlock on PostgreSQL.
     locked = [repos.tickets.get(ticket_id, for_update=True) for ticket_id in due]
     finished = 0
     for ticket in locked:
         if ticket is not None and ticket.state == "playing":
-            finished += _finish(platform, repos, ticket, _reason(platform, ticket), now)
+            finished += _finish(platform, repos, ticket, _reason(ticket), now)
     return finished
 
 
@@ -288,7 +294,7 @@ def settle_due(platform: Platform, player_id: int) -> int:
     now = platform.clock.now()
     inactivity, abandon = _cutoffs(platform, now)
     with platform.uow.read() as repos:
-        due = repos.tickets.due(inactivity, abandon, platform.policy.inactivity_games, player_id)
+        due = repos.tickets.due(inactivity, abandon, _revealing_games(), player_id)
     if not due:
         return 0
     with platform.uow.write() as repos:
@@ -302,16 +308,14 @@ def sweep(platform: Platform, batch: int = 200) -> int:
         now = platform.clock.now()
         inactivity, abandon = _cutoffs(platform, now)
         with platform.uow.read() as repos:
-            due = repos.tickets.due(
-                inactivity, abandon, platform.policy.inactivity_games, limit=batch
-            )
+            due = repos.tickets.due(inactivity, abandon, _revealing_games(), limit=batch)
         if not due:
             return total
         for ticket_id in due:
             with platform.uow.write() as repos:
                 ticket = repos.tickets.get(ticket_id, for_update=True)
                 if ticket is not None and ticket.state == "playing":
-                    total += _finish(platform, repos, ticket, _reason(platform, ticket), now)
+                    total += _finish(platform, repos, ticket, _reason(ticket), now)
         if len(due) < batch:
             return total
 

@@ -1,8 +1,21 @@
 """The ``grattage`` command line.
 
-Errors map to exit codes here and only here: bad input (an
-:class:`~grattage.errors.InvalidInput`, a usage error) exits 2 with one line on stderr; data
-that fails a verification exits 1; other refusals exit 3. Never a traceback for bad input.
+Errors map to exit codes here and only here, from the one tree of :mod:`grattage.errors`
+(database and driver errors joined it in :mod:`grattage.adapters.errors`). Every error is one
+line on stderr, ``grattage: error: <message>``, never a traceback:
+
+    exit  what
+    0     done
+    1     VerificationFailed: well-formed data that fails its proof or count
+    2     InvalidInput: bad input (a usage error, a file that cannot be read or is not UTF-8,
+          a value out of range, a database that does not exist or was never migrated)
+    3     any other refusal (Conflict, Forbidden, Unauthorized: e.g. a block not yet disclosed)
+    4     NotFound: no such block, ticket or entry
+    5     Unavailable: the database is down, locked, read-only or full; retry later
+    130   interrupted (Ctrl-C)
+
+A file named on the command line that cannot be read or written (an ``OSError``) counts as
+bad input.
 """
 
 from __future__ import annotations
@@ -12,19 +25,36 @@ import sys
 import click
 
 from grattage import __version__
-from grattage.errors import GrattageError, InvalidInput, VerificationFailed
+from grattage.entrypoints.cli.files import file_error
+from grattage.errors import (
+    GrattageError,
+    InvalidInput,
+    NotFound,
+    Unavailable,
+    VerificationFailed,
+)
 
 EXIT_OK = 0
 EXIT_VERIFICATION_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_REFUSED = 3
+EXIT_NOT_FOUND = 4
+EXIT_UNAVAILABLE = 5
+EXIT_INTERRUPTED = 130
+
+EXIT_CODE_BY_BRANCH: tuple[tuple[type[GrattageError], int], ...] = (
+    (VerificationFailed, EXIT_VERIFICATION_FAILED),
+    (InvalidInput, EXIT_BAD_INPUT),
+    (NotFound, EXIT_NOT_FOUND),
+    (Unavailable, EXIT_UNAVAILABLE),
+    (GrattageError, EXIT_REFUSED),
+)
 
 
 def exit_code_for(error: GrattageError) -> int:
-    if isinstance(error, InvalidInput):
-        return EXIT_BAD_INPUT
-    if isinstance(error, VerificationFailed):
-        return EXIT_VERIFICATION_FAILED
+    for branch, code in EXIT_CODE_BY_BRANCH:
+        if isinstance(error, branch):
+            return code
     return EXIT_REFUSED
 
 
@@ -33,16 +63,15 @@ class GrattageGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except BrokenPipeError:
+                raise
+            except OSError as error:
+                raise file_error(error) from error
         except GrattageError as error:
             click.echo(f"grattage: error: {error.message}", err=True)
             ctx.exit(exit_code_for(error))
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            # A missing or unreadable file named on the command line is bad input too.
-            click.echo(f"grattage: error: {error.strerror or error}: {error.filename!r}", err=True)
-            ctx.exit(EXIT_BAD_INPUT)
 
 
 @click.group(cls=GrattageGroup)
@@ -68,7 +97,7 @@ def main() -> None:
         cli.main(prog_name="grattage", standalone_mode=True)
     except KeyboardInterrupt:
         click.echo("grattage: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
         # The reader went away (``grattage … | head``): stop quietly, as Unix tools do.
         sys.stderr.close()

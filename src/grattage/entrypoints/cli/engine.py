@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 import click
 from rich.console import Console
@@ -17,6 +17,7 @@ from grattage.blocks.blockfile import verify_block_file
 from grattage.blocks.generation import generate_block_file, generate_tiers, sized_game
 from grattage.blocks.sealing import design_unit, new_block_key, unit_salt
 from grattage.entrypoints.cli.display import progress_bars
+from grattage.entrypoints.cli.files import decode_utf8, read_text
 from grattage.errors import InvalidInput, InvalidTicket, UnknownGame, VerificationFailed
 from grattage.games import Game, SeededRandomness, SystemRandomness, find_game, game_names
 from grattage.games.money import format_euros, format_percent, format_ratio, parse_euros
@@ -36,7 +37,7 @@ prize_table_option = click.option(
 def game_with_table(name: str, table_file: Path | None) -> Game:
     if table_file is None:
         return find_game(name)
-    table = load_table(name, table_file.read_text("utf-8"), str(table_file))
+    table = load_table(name, read_text(table_file), str(table_file))
     return find_game(name, table)
 
 
@@ -166,18 +167,18 @@ def ticket_design(
 
 
 @ticket_group.command("check")
-@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.argument("source", type=click.File("rb"))
 @prize_table_option
-def ticket_check(source: TextIO, table_file: Path | None) -> None:
+def ticket_check(source: BinaryIO, table_file: Path | None) -> None:
     """Validate and evaluate each ticket document (JSON lines) of SOURCE, or - for stdin."""
     custom = None if table_file is None else game_with_table(_table_game(table_file), table_file)
     total = invalid = 0
-    for number, line in enumerate(source, start=1):
-        if not line.strip():
+    for number, raw in enumerate(source, start=1):
+        if not raw.strip():
             continue
         total += 1
         try:
-            document = json.loads(line)
+            document = json.loads(decode_utf8(raw, "the line"))
             if not isinstance(document, dict):
                 raise InvalidTicket(f"a ticket document is a JSON object, got {document!r}")
             name = document.get("game")
@@ -190,7 +191,7 @@ def ticket_check(source: TextIO, table_file: Path | None) -> None:
         except json.JSONDecodeError as exc:
             invalid += 1
             click.echo(f"line {number}: not JSON: {exc}")
-        except (InvalidTicket, UnknownGame) as exc:
+        except (InvalidTicket, UnknownGame, InvalidInput) as exc:
             invalid += 1
             click.echo(f"line {number}: invalid: {exc.message}")
     if total == 0:
@@ -203,7 +204,7 @@ def ticket_check(source: TextIO, table_file: Path | None) -> None:
 def _table_game(table_file: Path) -> str:
     from grattage.games.table import parse_prize_table
 
-    return parse_prize_table(table_file.read_text("utf-8"), str(table_file)).game
+    return parse_prize_table(read_text(table_file), str(table_file)).game
 
 
 @click.command("simulate")

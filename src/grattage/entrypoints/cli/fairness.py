@@ -9,14 +9,16 @@ from typing import Any
 import click
 
 from grattage.blocks.proofs import verify_disclosure, verify_ticket_proof
+from grattage.entrypoints.cli.files import read_text
 from grattage.errors import InvalidInput
 from grattage.games.money import format_euros
 
 
 def _read_json(path: Path) -> Any:
+    text = read_text(path)
     try:
-        return json.loads(path.read_text("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
         raise InvalidInput(f"{str(path)!r} is not a JSON document: {exc}") from None
 
 

@@ -1,5 +1,5 @@
 """Platform commands: migrate, emission create, block list/open/close, serve, sweep, reconcile,
-demo. Errors go through the group's one mapping (bad input: one line, exit 2)."""
+demo. Errors go through the group's one table of exit codes (:mod:`grattage.entrypoints.cli`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from grattage.errors import InvalidInput, NotFound
+from grattage.entrypoints.cli.files import read_text
 from grattage.settings import Settings
 
 if TYPE_CHECKING:
@@ -23,10 +23,13 @@ DEMO_DEPOSIT_CENTS = 10_000
 DEMO_BLOCKS = {"cash": 1, "astro": 1}
 
 
-def _platform(settings: Settings | None = None, migrate: bool = True) -> Platform:
+def _platform(settings: Settings | None = None, create: bool = False) -> Platform:
+    """The platform on the configured database, its schema upgraded if it is behind. Only
+    ``migrate`` and ``demo`` pass ``create``: for every other command a database that does not
+    exist or was never migrated is an error (exit 2), not an empty one made on the spot."""
     from grattage.entrypoints.bootstrap import build_platform
 
-    return build_platform(settings or Settings(), run_migrations=migrate)
+    return build_platform(settings or Settings(), create_database=create)
 
 
 def _create_with_progress(
@@ -60,7 +63,7 @@ def _create_with_progress(
 @click.command()
 def migrate() -> None:
     """Create or upgrade the database schema (GRATTAGE_DATABASE_URL)."""
-    _platform()
+    _platform(create=True)
     click.echo("database is up to date")
 
 
@@ -80,7 +83,7 @@ def emission_create(game: str, count: int, table_file: Path | None) -> None:
     find_game(game)
     table = None
     if table_file is not None:
-        table = load_table(game, table_file.read_text("utf-8"), str(table_file))
+        table = load_table(game, read_text(table_file), str(table_file))
     _create_with_progress(_platform(), game, count, table)
 
 
@@ -106,10 +109,7 @@ def block_close(block_id: int) -> None:
     """Withdraw BLOCK_ID from sale (the next pending block opens if none is left)."""
     from grattage.service.emissions import close_block
 
-    try:
-        close_block(_platform(), block_id, actor="cli")
-    except NotFound as error:
-        raise InvalidInput(error.message) from None
+    close_block(_platform(), block_id, actor="cli")
     click.echo(f"block {block_id} closed")
 
 
@@ -119,10 +119,7 @@ def block_open(block_id: int) -> None:
     """Put pending BLOCK_ID on sale alongside the open ones."""
     from grattage.service.emissions import open_block
 
-    try:
-        open_block(_platform(), block_id, actor="cli")
-    except NotFound as error:
-        raise InvalidInput(error.message) from None
+    open_block(_platform(), block_id, actor="cli")
     click.echo(f"block {block_id} open")
 
 
@@ -134,10 +131,7 @@ def block_commitment(block_id: int) -> None:
 
     from grattage.service.fairness import commitment
 
-    try:
-        click.echo(json.dumps(commitment(_platform(), block_id), indent=2, ensure_ascii=False))
-    except NotFound as error:
-        raise InvalidInput(error.message) from None
+    click.echo(json.dumps(commitment(_platform(), block_id), indent=2, ensure_ascii=False))
 
 
 @block.command("disclose")
@@ -149,10 +143,7 @@ def block_disclose(block_id: int, out: Path) -> None:
 
     from grattage.service.fairness import disclosure
 
-    try:
-        document = disclosure(_platform(), block_id)
-    except NotFound as error:
-        raise InvalidInput(error.message) from None
+    document = disclosure(_platform(), block_id)
     out.write_text(json.dumps(document), "utf-8")
     click.echo(f"{out}: disclosure of block {block_id}; check it with grattage verify-block {out}")
 
@@ -162,7 +153,8 @@ def block_disclose(block_id: int, out: Path) -> None:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 def serve(host: str, port: int, workers: int) -> None:
-    """Serve the API and the pages (migrates first, then finishes what was left)."""
+    """Serve the API and the pages (upgrades the existing database first, then finishes what
+    was left; a database that does not exist is refused: run `grattage migrate`)."""
     _serve(host, port, workers)
 
 
@@ -201,7 +193,7 @@ def reconcile() -> None:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 def demo(host: str, port: int) -> None:
     """`make run`: a ready SQLite platform with a demo player, then serve."""
-    platform = _platform()
+    platform = _platform(create=True)
     prepare_demo(platform)
     click.echo(f"demo player: {DEMO_EMAIL} / password {DEMO_PASSWORD}")
     click.echo(f"serving on http://{host}:{port}")

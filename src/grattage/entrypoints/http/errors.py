@@ -1,5 +1,8 @@
 """Errors to HTTP, in one place: ``{"error": code, "message": text}`` with the status of the
-branch of :mod:`grattage.errors` the exception belongs to. Never a 500 for client input."""
+branch of :mod:`grattage.errors` the exception belongs to. Never a 500 for client input.
+
+Only that tree is mapped here: database and driver errors reached it already, in
+:mod:`grattage.adapters.errors`. Anything else is a bug and stays a 500."""
 
 from __future__ import annotations
 
@@ -8,8 +11,6 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DataError, InterfaceError, InternalError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from grattage.errors import (
@@ -58,6 +59,12 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": code, "message": message}, status_code=status)
 
 
+def _driver_error_name(error: BaseException) -> str:
+    cause = error.__cause__
+    driver = getattr(cause, "orig", None) or cause
+    return type(driver).__name__ if driver is not None else "no driver error"
+
+
 def _describe(error: RequestValidationError) -> str:
     parts = []
     for problem in error.errors()[:5]:
@@ -66,37 +73,15 @@ def _describe(error: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
-DATABASE_UNAVAILABLE = (
-    "the database is unavailable right now; nothing was recorded, retry in a moment"
-)
-
-
-UNSTORABLE_VALUE = "a value of the request cannot be stored (e.g. a NUL character in a text)"
-
-
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(GrattageError)
     async def _grattage(_request: Request, error: GrattageError) -> JSONResponse:
-        return error_response(status_for(error), error.code, error.message)
-
-    async def _database(_request: Request, error: Exception) -> JSONResponse:
-        # The database is down, read-only (PostgreSQL: InternalError), full, dropped the
-        # connection or has no connection to spare: the transaction rolled back (nothing
-        # half-recorded) and the caller may retry. Never the driver's text in the answer: it
-        # can carry SQL and parameters. (Integrity and programming errors are bugs: still 500.)
-        cause = getattr(error, "orig", None) or error
-        log.warning("database unavailable, answered 503: %s", type(cause).__name__)
-        return error_response(503, Unavailable.code, DATABASE_UNAVAILABLE)
-
-    for database_trouble in (OperationalError, InterfaceError, InternalError, PoolTimeout):
-        app.add_exception_handler(database_trouble, _database)
-
-    @app.exception_handler(DataError)
-    async def _unstorable(_request: Request, error: DataError) -> JSONResponse:
-        # The database refused a value the request carried (PostgreSQL: a NUL character in a
-        # text, a number out of range): bad input; the transaction rolled back.
-        log.info("database refused a value of the request: %s", type(error.orig).__name__)
-        return error_response(422, InvalidInput.code, UNSTORABLE_VALUE)
+        status = status_for(error)
+        if status == 503:
+            # The message names a reason, never the driver's text (it can carry SQL and
+            # parameters); the type of the driver's error is enough to tell causes apart.
+            log.warning("answered 503: %s (%s)", error.message, _driver_error_name(error))
+        return error_response(status, error.code, error.message)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_request: Request, error: RequestValidationError) -> JSONResponse:
