@@ -25,9 +25,11 @@ OPERATOR = "chef@operator.example"
 
 
 def french_ratio(value: Fraction) -> str:
-    """What money.js formatRatio shows: rounded half-up to 2 decimals, a decimal comma."""
+    """What money.js formatRatio shows: rounded half-up to 2 decimals, a decimal comma and
+    thousands grouped by a narrow no-break space (a block's payout so far can pass 1 000 %)."""
     hundredths = (value * 100 * 2 + 1) // 2
-    return f"{hundredths // 100},{hundredths % 100:02d}"
+    whole = f"{hundredths // 100:,}".replace(",", "\u202f")
+    return f"{whole},{hundredths % 100:02d}"
 
 
 def test_the_limits_page_works_under_the_csp_and_saves_a_limit(
