@@ -9,7 +9,6 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
 from grattage.entrypoints.http.answers import Commitment, Disclosure, TicketProof
-from grattage.entrypoints.web import STATIC_DIR
 from grattage.service import operators, tickets
 from grattage.service.emissions import close_block
 from integration.test_fairness import CSRF, buy_auto, signed_in
@@ -29,7 +28,10 @@ def test_each_game_of_the_lobby_names_its_page_and_the_page_exists(
         "astro": "/astro.html",
     }
     for game in listed:
-        assert (STATIC_DIR / game["page"].lstrip("/")).is_file(), game["page"]
+        page = client.get(game["page"])
+        assert page.status_code == 200, game["page"]
+        assert page.headers["content-type"].startswith("text/html")
+        assert f'data-game="{game["name"]}"' in page.text
 
 
 def test_the_ticket_routes_send_exactly_the_fields_their_schema_declares(

@@ -24,7 +24,7 @@ def test_an_idle_astro_ticket_waits_for_the_abandon_delay(world: World) -> None:
     assert tickets.sweep(world.platform) == 0
     world.clock.advance(world.platform.policy.abandon_seconds)
     assert tickets.sweep(world.platform) == 1
-    assert tickets.get_ticket(world.platform, player, sold["id"])["finished_by"] == "abandon"
+    assert tickets.get_ticket(world.platform, player, sold.id).finished_by == "abandon"
 
 
 @pytest.mark.parametrize("finisher", ["sweep", "player's access"])
@@ -40,4 +40,4 @@ def test_a_game_class_that_reveals_after_inactivity_has_its_idle_tickets_reveale
         assert tickets.sweep(world.platform) == 1
     else:
         assert tickets.settle_due(world.platform, player) == 1
-    assert tickets.get_ticket(world.platform, player, sold["id"])["finished_by"] == "inactivity"
+    assert tickets.get_ticket(world.platform, player, sold.id).finished_by == "inactivity"
