@@ -8,6 +8,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
+from grattage.entrypoints.http import create_app
 from grattage.entrypoints.http.answers import Commitment, Disclosure, TicketProof
 from grattage.service import operators, tickets
 from grattage.service.emissions import close_block
@@ -19,9 +20,12 @@ def properties(openapi: dict[str, Any], name: str) -> set[str]:
     return set(openapi["components"]["schemas"][name]["properties"])
 
 
-def test_each_game_of_the_lobby_names_its_page_and_the_page_exists(
-    client: TestClient, world: World
-) -> None:
+def test_each_game_of_the_lobby_names_its_page_and_the_page_exists(world: World) -> None:
+    with TestClient(create_app(world.settings, platform=world.platform)) as client:
+        _each_game_names_its_served_page(client)
+
+
+def _each_game_names_its_served_page(client: TestClient) -> None:
     listed = client.get("/api/games").json()["games"]
     assert {game["name"]: game["page"] for game in listed} == {
         "cash": "/cash.html",
