@@ -38,7 +38,8 @@ def test_every_page_loads_the_stylesheet_before_its_body_and_files_that_exist(
 ) -> None:
     html = pages[name]
     head, _, _ = html.partition("<body")
-    assert '<link rel="stylesheet" href="/css/style.css">' in head  # no flash of unstyled page
+    for sheet in ("base", "games", "pages"):  # in the head: no flash of an unstyled page
+        assert f'<link rel="stylesheet" href="/css/{sheet}.css">' in head
     for path in re.findall(r'(?:src|href)="(/(?:js|css|img)/[^"]+)"', html):
         assert (STATIC_DIR / path.lstrip("/")).is_file(), path
 
