@@ -30,7 +30,7 @@ from grattage.games import (
 )
 from grattage.games.cash import Cash
 from grattage.games.table import parse_prize_table
-from grattage.service.emissions import catalogue, create_emission, list_blocks
+from grattage.service.emissions import create_emission
 from grattage.service.reconcile import reconcile
 from support import PASSWORD, make_world
 from toy_game import SIDES, TABLE_FILE, PileOuFace, toy_table
@@ -119,10 +119,12 @@ def test_the_platform_sells_proves_and_reconciles_the_toy_game(registered, tmp_p
     table: PrizeTable = toy_table()
     with make_world("sqlite", tmp_path) as world:
         create_emission(world.platform, TOY, 1, table=table)
-        assert TOY in [game["name"] for game in catalogue(world.platform)]
         app = create_app(world.settings, platform=world.platform, mount_web=False)
         with TestClient(app) as client:
             _signed_in(client, world)
+            listed = {game["name"]: game for game in client.get("/api/games").json()["games"]}
+            assert listed[TOY]["price_cents"] == 100
+            assert listed[TOY]["choices"] == ["pile", "face"]
             bought = client.post(
                 f"/api/games/{TOY}/tickets", json={"mode": "play", "sign": "face"}, headers=CSRF
             )
@@ -158,8 +160,9 @@ def test_the_platform_sells_proves_and_reconciles_the_toy_game(registered, tmp_p
                 f"/api/games/{TOY}/tickets", json={"mode": "auto", "sign": "pile"}, headers=CSRF
             )
             assert sold_out.status_code == 409, sold_out.text
-            block = list_blocks(world.platform, TOY)[0]
-            disclosure = client.get(f"/api/blocks/{block.id}/disclosure")
+            (block,) = [b for b in client.get("/api/blocks").json()["blocks"] if b["game"] == TOY]
+            assert block["state"] == "exhausted"
+            disclosure = client.get(f"/api/blocks/{block['id']}/disclosure")
             assert disclosure.status_code == 200, disclosure.text
             verified = verify_disclosure(disclosure.json(), workers=1)
             assert verified.counts == table.counts_by_tier()
