@@ -57,6 +57,7 @@ class Registration:
 
 
 _LOCK = threading.Lock()
+"""Held by whoever changes the registry (registrations happen at start-up and in tests)."""
 _REGISTERED: dict[str, Registration] = {}
 
 
@@ -87,17 +88,16 @@ for _packaged in (Cash, Astro):
     _add(Registration(_packaged, partial(_packaged_table, _packaged.name)))
 
 
+# Reads take no lock: every purchase looks its game up, and a dict read is atomic.
 def game_names() -> tuple[str, ...]:
-    with _LOCK:
-        return tuple(_REGISTERED)
+    return tuple(_REGISTERED)
 
 
 def _registration(name: str) -> Registration:
-    with _LOCK:
-        registration = _REGISTERED.get(name)
-        if registration is None:
-            names = ", ".join(_REGISTERED)
-            raise UnknownGame(f"unknown game {name!r}; the games are {names}")
+    registration = _REGISTERED.get(name)
+    if registration is None:
+        names = ", ".join(game_names())
+        raise UnknownGame(f"unknown game {name!r}; the games are {names}")
     return registration
 
 
