@@ -11,11 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from grattage.blocks.blockfile import verify_block_file
 from grattage.blocks.generation import generate_block_file
 from grattage.blocks.proofs import verify_disclosure, verify_ticket_proof
+from grattage.entrypoints.cli import cli
 from grattage.entrypoints.http import create_app
 from grattage.errors import InvalidPrizeTable, InvalidTicket, UnknownGame
 from grattage.games import (
@@ -107,6 +109,25 @@ def test_a_toy_block_is_generated_and_verified_tier_by_tier(registered, tmp_path
     verified = verify_block_file(tmp_path / "toy.block")
     assert header.game == TOY
     assert verified.counts == game.table.counts_by_tier() == [13, 1, 2, 4]
+
+
+def test_the_engine_command_line_designs_generates_and_verifies_the_toy_game(
+    registered, tmp_path: Path
+):
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["games"])
+    assert listed.exit_code == 0, listed.output
+    assert "Pile ou face" in listed.output
+    designed = runner.invoke(cli, ["ticket", "design", TOY, "--prize", "3", "--sign", "face"])
+    assert designed.exit_code == 0, designed.output
+    assert json.loads(designed.output)["coin"] == "face"
+    checked = runner.invoke(cli, ["ticket", "check", "-"], input=designed.output)
+    assert checked.exit_code == 0, checked.output
+    block = str(tmp_path / "toy.block")
+    assert runner.invoke(cli, ["block", "generate", TOY, "--out", block]).exit_code == 0
+    verified = runner.invoke(cli, ["block", "verify", block])
+    assert verified.exit_code == 0, verified.output
+    assert "every tier matches the table" in verified.output
 
 
 def _signed_in(client: TestClient, world) -> None:
