@@ -40,7 +40,7 @@ def test_the_astro_table_meets_the_published_totals_and_is_flagged_a_reconstruct
     assert table.block_size == 750_000
     assert table.prizes_count == 207_986
     assert table.prizes_total_cents == 900_040_00
-    # GAMES.md says 60.005 %, but the regulation's own totals give 900 040 / 1 500 000:
+    # the regulation's own totals, 900 040 / 1 500 000 (not 60.005 %, see docs/games.md):
     assert table.payout(200) == Fraction(900_040, 1_500_000)  # 60.0027 %
     assert table.reconstruction
     assert "reconstitué" in table.title

@@ -2,13 +2,21 @@
 
 from grattage.games.base import Game, TicketDocument
 from grattage.games.randomness import Randomness, SeededRandomness, SystemRandomness
-from grattage.games.registry import default_table, find_game, game_names, load_table
+from grattage.games.registry import (
+    Registration,
+    default_table,
+    find_game,
+    game_names,
+    load_table,
+    register_game,
+)
 from grattage.games.table import PrizeTable, Tier
 
 __all__ = [
     "Game",
     "PrizeTable",
     "Randomness",
+    "Registration",
     "SeededRandomness",
     "SystemRandomness",
     "TicketDocument",
@@ -17,4 +25,5 @@ __all__ = [
     "find_game",
     "game_names",
     "load_table",
+    "register_game",
 ]

@@ -21,7 +21,7 @@ from grattage.games.randomness import Randomness
 from grattage.games.table import PrizeTable, Tier
 
 TicketDocument = dict[str, Any]
-"""The JSON ticket document of GAMES.md (``game``, the visible content, ``prize_cents``)."""
+"""The JSON ticket document of docs/games.md (``game``, the visible content, ``prize_cents``)."""
 
 
 class Game(ABC):
