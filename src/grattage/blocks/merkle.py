@@ -6,7 +6,7 @@
   §2.1), so any aligned run of ``2**k`` leaves is a node: a block is committed chunk by chunk
   (:data:`CHUNK_LEAVES` units) and the chunk roots are kept to answer proofs quickly.
 
-Anyone can re-implement these few lines; ``grattage.blocks.ticketcheck`` uses them to check a
+Anyone can re-implement these few lines; ``grattage.blocks.proofs`` uses them to check a
 ticket's proof offline.
 """
 
