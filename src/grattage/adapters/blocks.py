@@ -14,7 +14,7 @@ from sqlalchemy import Connection, func, insert, select, update
 
 from grattage.adapters.driver_sql import OPEN_BLOCK_IDS, SEALED_TIER, TAKE_UNIT
 from grattage.adapters.tables import block_chunks, block_commitments, blocks, emissions
-from grattage.service.model import Block, BlockState
+from grattage.service.model import Block, BlockState, NewBlock
 
 UNSOLD_STATES: tuple[BlockState, ...] = ("open", "pending")
 """The states whose unsold units can still be sold."""
@@ -69,29 +69,11 @@ class SqlBlocks:
             ).scalar_one()
         )
 
-    def add_block(
-        self,
-        *,
-        emission_id: int,
-        game: str,
-        key_id: str,
-        size: int,
-        chunk_units: int,
-        now: datetime,
-    ) -> int:
+    def add_block(self, block: NewBlock) -> int:
         return int(
             self.db.execute(
                 insert(blocks)
-                .values(
-                    emission_id=emission_id,
-                    game=game,
-                    key_id=key_id,
-                    size=size,
-                    sold=0,
-                    state="pending",
-                    chunk_units=chunk_units,
-                    created_at=now,
-                )
+                .values(**block.__dict__, sold=0, state="pending")
                 .returning(blocks.c.id)
             ).scalar_one()
         )

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, select, update
 from grattage.adapters.db_time import to_db_time
 from grattage.adapters.driver_sql import INSERT_TICKET, due_tickets
 from grattage.adapters.tables import tickets
-from grattage.service.model import FinishedBy, Mode, Ticket, Unit
+from grattage.service.model import FinishedBy, NewTicket, Ticket
 
 
 def _ticket(row: Any) -> Ticket:
@@ -21,43 +21,13 @@ class SqlTickets:
     def __init__(self, connection: Connection) -> None:
         self.db = connection
 
-    def add(
-        self,
-        *,
-        player_id: int,
-        game: str,
-        unit: Unit,
-        mode: Mode,
-        sign: str | None,
-        stake_cents: int,
-        prize_cents: int,
-        document: str,
-        now: datetime,
-        balance_before_cents: int,
-        balance_after_cents: int,
-        finished_by: FinishedBy | None = None,
-        revealed: str = "[]",
-    ) -> int:
-        stored_now = to_db_time(now, self.db.dialect)
-        values = {
-            "player_id": player_id,
-            "game": game,
-            "block_id": unit.block_id,
-            "position": unit.position,
-            "mode": mode,
-            "sign": sign,
-            "stake_cents": stake_cents,
-            "prize_cents": prize_cents,
-            "document": document,
-            "revealed": revealed,
-            "state": "playing" if finished_by is None else "finished",
-            "created_at": stored_now,
-            "last_action_at": stored_now,
-            "finished_at": None if finished_by is None else stored_now,
-            "finished_by": finished_by,
-            "balance_before_cents": balance_before_cents,
-            "balance_after_cents": balance_after_cents,
-        }
+    def add(self, ticket: NewTicket) -> int:
+        dialect = self.db.dialect
+        values = dict(ticket.__dict__)
+        values["created_at"] = to_db_time(ticket.created_at, dialect)
+        values["last_action_at"] = to_db_time(ticket.last_action_at, dialect)
+        if ticket.finished_at is not None:
+            values["finished_at"] = to_db_time(ticket.finished_at, dialect)
         return int(INSERT_TICKET(self.db, values).scalar_one())
 
     def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None:

@@ -21,7 +21,7 @@ from grattage.errors import Conflict, InvalidInput, NotFound
 from grattage.games import PrizeTable, default_table, find_game, game_names
 from grattage.service.audit_trail import record, record_block_changes
 from grattage.service.context import Platform
-from grattage.service.model import Block, BlockState
+from grattage.service.model import Block, BlockState, NewBlock
 from grattage.service.records import GameListing, PrizeTier
 
 SEALED_CHUNK_UNITS = 64 * 1024
@@ -133,14 +133,10 @@ def _create_block(
     platform.keys.put(key_id, key)
     try:
         with platform.uow.write() as repos:
-            block_id = repos.blocks.add_block(
-                emission_id=emission_id,
-                game=game,
-                key_id=key_id,
-                size=size,
-                chunk_units=SEALED_CHUNK_UNITS,
-                now=platform.clock.now(),
+            created = NewBlock(
+                emission_id, game, key_id, size, SEALED_CHUNK_UNITS, platform.clock.now()
             )
+            block_id = repos.blocks.add_block(created)
             record(
                 repos,
                 platform.clock.now(),

@@ -63,8 +63,10 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Ticket:
-    id: int
+class NewTicket:
+    """A ticket being sold, as stored, before storage numbers it: playing, or already finished
+    (an automatic play)."""
+
     player_id: int
     game: str
     block_id: int
@@ -83,6 +85,15 @@ class Ticket:
     balance_before_cents: int
     balance_after_cents: int
 
+    def stored_as(self, ticket_id: int) -> Ticket:
+        """The ticket as storage numbered it."""
+        return Ticket(id=ticket_id, **self.__dict__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ticket(NewTicket):
+    id: int
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -96,6 +107,29 @@ class Leg:
 
     account_id: int
     amount_cents: int
+
+
+@dataclass(frozen=True)
+class Movement:
+    """A balanced movement of money: its kind, its legs, when, and whom and what it is for."""
+
+    kind: MovementKind
+    legs: list[Leg]
+    at: datetime
+    player_id: int | None = None
+    ticket_id: int | None = None
+
+
+@dataclass(frozen=True)
+class NewBlock:
+    """A block being created (pending, nothing sold), before storage numbers it."""
+
+    emission_id: int
+    game: str
+    key_id: str
+    size: int
+    chunk_units: int
+    created_at: datetime
 
 
 @dataclass(frozen=True)
