@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, func, insert, select, update
 
 from grattage.adapters.driver_sql import OPEN_BLOCK_IDS, SEALED_TIER, TAKE_UNIT
+from grattage.adapters.rows import record_of
 from grattage.adapters.tables import block_chunks, block_commitments, blocks, emissions
 from grattage.service.model import Block, BlockState, NewBlock
 
@@ -21,17 +22,7 @@ UNSOLD_STATES: tuple[BlockState, ...] = ("open", "pending")
 
 
 def _block(row: Any) -> Block:
-    return Block(
-        id=row.id,
-        emission_id=row.emission_id,
-        game=row.game,
-        key_id=row.key_id,
-        size=row.size,
-        sold=row.sold,
-        state=row.state,
-        chunk_units=row.chunk_units,
-        table_json=row.table_json,
-    )
+    return record_of(Block, row)
 
 
 def _blocks_with_their_table() -> Any:

@@ -9,12 +9,13 @@ from sqlalchemy import Connection, select, update
 
 from grattage.adapters.db_time import to_db_time
 from grattage.adapters.driver_sql import INSERT_TICKET, due_tickets
+from grattage.adapters.rows import record_of
 from grattage.adapters.tables import tickets
 from grattage.service.model import FinishedBy, NewTicket, Ticket
 
 
 def _ticket(row: Any) -> Ticket:
-    return Ticket(**{name: getattr(row, name) for name in Ticket.__dataclass_fields__})
+    return record_of(Ticket, row)
 
 
 class SqlTickets:
