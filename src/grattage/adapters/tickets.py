@@ -11,7 +11,7 @@ from grattage.adapters.db_time import to_db_time
 from grattage.adapters.driver_sql import INSERT_TICKET, due_tickets
 from grattage.adapters.rows import record_of
 from grattage.adapters.tables import tickets
-from grattage.service.model import FinishedBy, NewTicket, Ticket
+from grattage.service.model import FinishedBy, NewTicket, Overdue, Ticket
 
 
 def _ticket(row: Any) -> Ticket:
@@ -67,26 +67,18 @@ class SqlTickets:
             .values(balance_after_cents=balance_after_cents)
         )
 
-    def due(
-        self,
-        inactivity_cutoff: datetime,
-        abandon_cutoff: datetime,
-        inactivity_games: tuple[str, ...],
-        player_id: int | None = None,
-        limit: int = 500,
-    ) -> list[int]:
-        """The playing tickets overdue (of ``player_id``, or of everyone), lowest ids first.
-
-        On the driver: a purchase asks it for its buyer every time."""
+    def due(self, overdue: Overdue, player_id: int | None = None, limit: int = 500) -> list[int]:
+        """On the driver: a purchase asks it for its buyer every time."""
+        games = overdue.inactivity_games
         parameters: dict[str, Any] = {
-            "abandon_cutoff": to_db_time(abandon_cutoff, self.db.dialect),
-            "inactivity_cutoff": to_db_time(inactivity_cutoff, self.db.dialect),
+            "abandon_cutoff": to_db_time(overdue.abandon_cutoff, self.db.dialect),
+            "inactivity_cutoff": to_db_time(overdue.inactivity_cutoff, self.db.dialect),
             "limit": limit,
-            **{f"game{index}": game for index, game in enumerate(inactivity_games)},
+            **{f"game{index}": game for index, game in enumerate(games)},
         }
         if player_id is not None:
             parameters["player_id"] = player_id
-        statement = due_tickets(len(inactivity_games), of_one_player=player_id is not None)
+        statement = due_tickets(len(games), of_one_player=player_id is not None)
         return [int(ticket_id) for ticket_id in statement(self.db, parameters).scalars()]
 
     def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]:

@@ -96,6 +96,16 @@ class Ticket(NewTicket):
 
 
 @dataclass(frozen=True)
+class Overdue:
+    """Which playing tickets are overdue: idle since ``abandon_cutoff``, or since
+    ``inactivity_cutoff`` in a game whose rules reveal an idle ticket (``inactivity_games``)."""
+
+    inactivity_cutoff: datetime
+    abandon_cutoff: datetime
+    inactivity_games: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Unit:
     block_id: int
     position: int

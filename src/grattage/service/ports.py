@@ -22,6 +22,7 @@ from grattage.service.model import (
     NewTicket,
     Operator,
     OperatorSessionRow,
+    Overdue,
     Player,
     ReportRow,
     SessionRow,
@@ -148,14 +149,10 @@ class TicketRepository(Protocol):
         ...
 
     def set_balance_after(self, ticket_id: int, balance_after_cents: int) -> None: ...
-    def due(
-        self,
-        inactivity_cutoff: datetime,
-        abandon_cutoff: datetime,
-        inactivity_games: tuple[str, ...],
-        player_id: int | None = None,
-        limit: int = 500,
-    ) -> list[int]: ...
+    def due(self, overdue: Overdue, player_id: int | None = None, limit: int = 500) -> list[int]:
+        """The overdue playing tickets (of ``player_id``, or of everyone), lowest ids first."""
+        ...
+
     def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]: ...
     def last(self, player_id: int) -> Ticket | None: ...
 

@@ -36,6 +36,7 @@ from grattage.service.model import (
     Mode,
     Movement,
     NewTicket,
+    Overdue,
     Ticket,
 )
 from grattage.service.ports import Repositories
@@ -245,11 +246,12 @@ def reveal(
         return ticket_view(updated, game)
 
 
-def _cutoffs(platform: Platform, now: datetime) -> tuple[datetime, datetime]:
+def _overdue(platform: Platform, now: datetime) -> Overdue:
     policy = platform.policy
-    return (
-        now - timedelta(seconds=policy.inactivity_seconds),
-        now - timedelta(seconds=policy.abandon_seconds),
+    return Overdue(
+        inactivity_cutoff=now - timedelta(seconds=policy.inactivity_seconds),
+        abandon_cutoff=now - timedelta(seconds=policy.abandon_seconds),
+        inactivity_games=_revealing_games(),
     )
 
 
@@ -265,8 +267,7 @@ def _reason(ticket: Ticket) -> FinishedBy:
 def _finish_due(
     platform: Platform, repos: Repositories, now: datetime, player_id: int | None = None
 ) -> int:
-    inactivity, abandon = _cutoffs(platform, now)
-    due = repos.tickets.due(inactivity, abandon, _revealing_games(), player_id)
+    due = repos.tickets.due(_overdue(platform, now), player_id)
     # Lock every ticket before any account: the same order as a reveal and the sweeper
     # (ticket, then account), so that they cannot deadlock on PostgreSQL.
     locked = [repos.tickets.get(ticket_id, for_update=True) for ticket_id in due]
@@ -280,9 +281,8 @@ def _finish_due(
 def settle_due(platform: Platform, player_id: int) -> int:
     """Lazily finish the player's own overdue tickets (called on every access)."""
     now = platform.clock.now()
-    inactivity, abandon = _cutoffs(platform, now)
     with platform.uow.read() as repos:
-        due = repos.tickets.due(inactivity, abandon, _revealing_games(), player_id)
+        due = repos.tickets.due(_overdue(platform, now), player_id)
     if not due:
         return 0
     with platform.uow.write() as repos:
@@ -294,9 +294,8 @@ def sweep(platform: Platform, batch: int = 200) -> int:
     total = 0
     while True:
         now = platform.clock.now()
-        inactivity, abandon = _cutoffs(platform, now)
         with platform.uow.read() as repos:
-            due = repos.tickets.due(inactivity, abandon, _revealing_games(), limit=batch)
+            due = repos.tickets.due(_overdue(platform, now), limit=batch)
         if not due:
             return total
         for ticket_id in due:
