@@ -63,9 +63,8 @@ class Block:
 
 
 @dataclass(frozen=True)
-class NewTicket:
-    """A ticket being sold, as stored, before storage numbers it: playing, or already finished
-    (an automatic play)."""
+class TicketFacts:
+    """What a ticket is, but for its id: the fields of :class:`NewTicket` and :class:`Ticket`."""
 
     player_id: int
     game: str
@@ -85,13 +84,19 @@ class NewTicket:
     balance_before_cents: int
     balance_after_cents: int
 
+
+@dataclass(frozen=True)
+class NewTicket(TicketFacts):
+    """A ticket being sold, before storage numbers it: playing, or already finished (an
+    automatic play). Not a :class:`Ticket`, so a stored ticket cannot be stored again."""
+
     def stored_as(self, ticket_id: int) -> Ticket:
         """The ticket as storage numbered it."""
         return Ticket(id=ticket_id, **self.__dict__)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Ticket(NewTicket):
+class Ticket(TicketFacts):
     id: int
 
 
