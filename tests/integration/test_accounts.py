@@ -163,7 +163,7 @@ def test_the_config_tells_the_pages_the_delays_and_the_deposit_limit(client: Tes
 def test_a_house_account_is_the_houses_even_when_its_id_was_not_looked_up_by_name(
     world: World,
 ) -> None:
-    from grattage.service.model import HOUSE_DEPOSITS, Leg
+    from grattage.service.model import HOUSE_DEPOSITS, Leg, Movement
 
     player = world.player(0)  # no deposit yet: the platform has looked up no house account
     with world.platform.uow.read() as repos:
@@ -173,12 +173,8 @@ def test_a_house_account_is_the_houses_even_when_its_id_was_not_looked_up_by_nam
         ).scalar_one()
     with world.platform.uow.write() as repos:
         account_id = repos.ledger.player_account_id(player)
-        balances = repos.ledger.post(
-            "deposit",
-            [Leg(account_id, 700), Leg(house, -700)],
-            world.clock.now(),
-            player_id=player,
-        )
+        legs = [Leg(account_id, 700), Leg(house, -700)]
+        balances = repos.ledger.post(Movement("deposit", legs, world.clock.now(), player))
     assert balances == {account_id: 700}
     assert world.balance(player) == 700
 

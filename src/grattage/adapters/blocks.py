@@ -13,25 +13,16 @@ from typing import Any
 from sqlalchemy import Connection, func, insert, select, update
 
 from grattage.adapters.driver_sql import OPEN_BLOCK_IDS, SEALED_TIER, TAKE_UNIT
+from grattage.adapters.rows import record_of
 from grattage.adapters.tables import block_chunks, block_commitments, blocks, emissions
-from grattage.service.model import Block, BlockState
+from grattage.service.model import Block, BlockState, NewBlock
 
 UNSOLD_STATES: tuple[BlockState, ...] = ("open", "pending")
 """The states whose unsold units can still be sold."""
 
 
 def _block(row: Any) -> Block:
-    return Block(
-        id=row.id,
-        emission_id=row.emission_id,
-        game=row.game,
-        key_id=row.key_id,
-        size=row.size,
-        sold=row.sold,
-        state=row.state,
-        chunk_units=row.chunk_units,
-        table_json=row.table_json,
-    )
+    return record_of(Block, row)
 
 
 def _blocks_with_their_table() -> Any:
@@ -69,29 +60,11 @@ class SqlBlocks:
             ).scalar_one()
         )
 
-    def add_block(
-        self,
-        *,
-        emission_id: int,
-        game: str,
-        key_id: str,
-        size: int,
-        chunk_units: int,
-        now: datetime,
-    ) -> int:
+    def add_block(self, block: NewBlock) -> int:
         return int(
             self.db.execute(
                 insert(blocks)
-                .values(
-                    emission_id=emission_id,
-                    game=game,
-                    key_id=key_id,
-                    size=size,
-                    sold=0,
-                    state="pending",
-                    chunk_units=chunk_units,
-                    created_at=now,
-                )
+                .values(**block.__dict__, sold=0, state="pending")
                 .returning(blocks.c.id)
             ).scalar_one()
         )

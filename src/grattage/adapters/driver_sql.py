@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, MultipleResultsFound, NoResultFound
 
-from grattage.service.model import LimitsRow
+from grattage.service.model import LimitsRow, NewTicket
 
 _NAMED = re.compile(r"(?<!:):(\w+)")
 
@@ -144,25 +144,7 @@ SEALED_TIER = DriverSql(
 )
 
 # Tickets.
-TICKET_COLUMNS = (
-    "player_id",
-    "game",
-    "block_id",
-    "position",
-    "mode",
-    "sign",
-    "stake_cents",
-    "prize_cents",
-    "document",
-    "revealed",
-    "state",
-    "created_at",
-    "last_action_at",
-    "finished_at",
-    "finished_by",
-    "balance_before_cents",
-    "balance_after_cents",
-)
+TICKET_COLUMNS = tuple(NewTicket.__dataclass_fields__)
 INSERT_TICKET = DriverSql(
     f"INSERT INTO tickets ({', '.join(TICKET_COLUMNS)}) "
     f"VALUES ({', '.join(':' + name for name in TICKET_COLUMNS)}) RETURNING id"

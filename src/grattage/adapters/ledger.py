@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from sqlalchemy import Connection, insert, select
 
 from grattage.adapters.db_time import to_db_time
@@ -16,7 +14,7 @@ from grattage.adapters.driver_sql import (
 )
 from grattage.adapters.tables import accounts
 from grattage.errors import InsufficientBalance
-from grattage.service.model import Leg, MovementKind
+from grattage.service.model import Leg, Movement
 
 
 class HouseAccounts:
@@ -92,16 +90,9 @@ class SqlLedger:
     def house_account(self, name: str) -> int:
         return self._house.id_of(self.db, name)
 
-    def post(
-        self,
-        kind: MovementKind,
-        legs: list[Leg],
-        now: datetime,
-        player_id: int | None = None,
-        ticket_id: int | None = None,
-    ) -> dict[int, int]:
-        balances = self.apply(legs)
-        self.record(kind, legs, now, player_id, ticket_id)
+    def post(self, movement: Movement) -> dict[int, int]:
+        balances = self.apply(movement.legs)
+        self.record(movement)
         return balances
 
     def apply(self, legs: list[Leg]) -> dict[int, int]:
@@ -127,23 +118,17 @@ class SqlLedger:
             balances[leg.account_id] = int(new_balance)
         return balances
 
-    def record(
-        self,
-        kind: MovementKind,
-        legs: list[Leg],
-        now: datetime,
-        player_id: int | None = None,
-        ticket_id: int | None = None,
-    ) -> None:
+    def record(self, movement: Movement) -> None:
+        legs = movement.legs
         if sum(leg.amount_cents for leg in legs) != 0:
             raise ValueError(f"an unbalanced movement: {legs!r}")
         movement_id = INSERT_MOVEMENT(
             self.db,
             {
-                "kind": kind,
-                "player_id": player_id,
-                "ticket_id": ticket_id,
-                "created_at": to_db_time(now, self.db.dialect),
+                "kind": movement.kind,
+                "player_id": movement.player_id,
+                "ticket_id": movement.ticket_id,
+                "created_at": to_db_time(movement.at, self.db.dialect),
             },
         ).scalar_one()
         parameters = {"movement_id": movement_id}

@@ -4,65 +4,27 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Connection, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import insert, select, update
 
+from grattage.adapters.rows import SqlAccountTable, record_of
 from grattage.adapters.tables import operator_sessions, operators
-from grattage.errors import AlreadyExists
 from grattage.service.model import Operator, OperatorSessionRow
 
 
-class SqlOperators:
-    def __init__(self, connection: Connection) -> None:
-        self.db = connection
+class SqlOperators(SqlAccountTable):
+    table = operators
 
     def add(self, email: str, password_hash: str, now: datetime) -> int:
-        try:
-            with self.db.begin_nested():
-                return int(
-                    self.db.execute(
-                        insert(operators)
-                        .values(
-                            email=email,
-                            password_hash=password_hash,
-                            created_at=now,
-                            failed_logins=0,
-                        )
-                        .returning(operators.c.id)
-                    ).scalar_one()
-                )
-        except IntegrityError:
-            raise AlreadyExists(f"the operator {email!r} already exists") from None
+        return self._insert(
+            f"the operator {email!r} already exists",
+            email=email,
+            password_hash=password_hash,
+            created_at=now,
+        )
 
     def by_email(self, email: str) -> Operator | None:
-        row = self.db.execute(select(operators).where(operators.c.email == email)).first()
-        if row is None:
-            return None
-        return Operator(row.id, row.email, row.password_hash, row.failed_logins, row.locked_until)
-
-    def count_failed_log_in(self, account_id: int) -> int:
-        return int(
-            self.db.execute(
-                update(operators)
-                .where(operators.c.id == account_id)
-                .values(failed_logins=operators.c.failed_logins + 1)
-                .returning(operators.c.failed_logins)
-            ).scalar_one()
-        )
-
-    def lock(self, account_id: int, until: datetime) -> None:
-        self.db.execute(
-            update(operators)
-            .where(operators.c.id == account_id)
-            .values(failed_logins=0, locked_until=until)
-        )
-
-    def clear_failed_log_ins(self, account_id: int) -> None:
-        self.db.execute(
-            update(operators)
-            .where(operators.c.id == account_id)
-            .values(failed_logins=0, locked_until=None)
-        )
+        row = self._by_email(email)
+        return None if row is None else record_of(Operator, row)
 
     def add_session(self, token_hash: str, operator_id: int, now: datetime) -> None:
         self.db.execute(

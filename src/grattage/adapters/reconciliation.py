@@ -19,20 +19,31 @@ class SqlReconciliation:
     def __init__(self, connection: Connection) -> None:
         self.db = connection
 
-    def balances_off_ledger(self) -> list[tuple[str, int, int]]:
-        sums = (
-            select(entries.c.account_id, func.sum(entries.c.amount_cents).label("total"))
-            .group_by(entries.c.account_id)
-            .subquery()
-        )
-        total = func.coalesce(sums.c.total, 0)
+    def _counters_off(
+        self, shown: Any, counter: Any, tally: Any, detail_key: Any, *where: Any
+    ) -> list[Any]:
+        """(``shown``, ``counter``, the tally) of each row of ``counter``'s table whose stored
+        counter differs from ``tally`` over its detail rows (those whose ``detail_key`` is
+        its id; none tallies 0), lowest ids first."""
+        table = counter.table
+        tallies = select(detail_key, tally.label("tally")).group_by(detail_key).subquery()
+        tallied = func.coalesce(tallies.c.tally, 0)
         return _rows(
             self.db.execute(
-                select(accounts.c.name, accounts.c.balance_cents, total)
-                .select_from(accounts.outerjoin(sums, sums.c.account_id == accounts.c.id))
-                .where(accounts.c.kind == "player", accounts.c.balance_cents != total)
-                .order_by(accounts.c.id)
+                select(shown, counter, tallied)
+                .select_from(table.outerjoin(tallies, tallies.c[detail_key.name] == table.c.id))
+                .where(*where, counter != tallied)
+                .order_by(table.c.id)
             )
+        )
+
+    def balances_off_ledger(self) -> list[tuple[str, int, int]]:
+        return self._counters_off(
+            accounts.c.name,
+            accounts.c.balance_cents,
+            func.sum(entries.c.amount_cents),
+            entries.c.account_id,
+            accounts.c.kind == "player",
         )
 
     def entries_total(self) -> int:
@@ -136,20 +147,7 @@ class SqlReconciliation:
         )
 
     def blocks_off_counter(self) -> list[tuple[int, int, int]]:
-        sold = (
-            select(tickets.c.block_id, func.count().label("count"))
-            .group_by(tickets.c.block_id)
-            .subquery()
-        )
-        count = func.coalesce(sold.c.count, 0)
-        return _rows(
-            self.db.execute(
-                select(blocks.c.id, blocks.c.sold, count)
-                .select_from(blocks.outerjoin(sold, sold.c.block_id == blocks.c.id))
-                .where(blocks.c.sold != count)
-                .order_by(blocks.c.id)
-            )
-        )
+        return self._counters_off(blocks.c.id, blocks.c.sold, func.count(), tickets.c.block_id)
 
     def units_sold_twice(self) -> list[tuple[int, int, int]]:
         return _rows(

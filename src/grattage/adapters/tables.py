@@ -6,6 +6,8 @@ compare them the same way (the codec: :mod:`grattage.adapters.db_time`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -28,27 +30,40 @@ from grattage.adapters.db_time import UtcDateTime
 
 metadata = MetaData()
 
-players = Table(
-    "players",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("email", String(254), nullable=False, unique=True),
-    Column("password_hash", String(255), nullable=False),
-    Column("birth_date", Date, nullable=False),
-    Column("created_at", UtcDateTime, nullable=False),
-    Column("failed_logins", Integer, nullable=False, server_default="0"),
-    Column("locked_until", UtcDateTime, nullable=True),
-)
 
-sessions = Table(
-    "sessions",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("token_hash", String(64), nullable=False, unique=True),
-    Column("player_id", Integer, ForeignKey("players.id"), nullable=False),
-    Column("created_at", UtcDateTime, nullable=False),
-    Column("last_seen_at", UtcDateTime, nullable=False),
-)
+def _account_table(name: str, *own: Column[Any]) -> Table:
+    """An account that logs in (a player, an operator): a unique e-mail address, a password
+    hash, then its ``own`` columns, and the failed log-ins the lock-out counts."""
+    return Table(
+        name,
+        metadata,
+        Column("id", Integer, primary_key=True),
+        Column("email", String(254), nullable=False, unique=True),
+        Column("password_hash", String(255), nullable=False),
+        *own,
+        Column("created_at", UtcDateTime, nullable=False),
+        Column("failed_logins", Integer, nullable=False, server_default="0"),
+        Column("locked_until", UtcDateTime, nullable=True),
+    )
+
+
+def _session_table(name: str, owner_id: str, owner: Table) -> Table:
+    """The log-in sessions of one kind of account (``owner``, referred to by ``owner_id``):
+    a token's hash, the account, when it opened and when it was last used."""
+    return Table(
+        name,
+        metadata,
+        Column("id", Integer, primary_key=True),
+        Column("token_hash", String(64), nullable=False, unique=True),
+        Column(owner_id, Integer, ForeignKey(owner.c.id), nullable=False),
+        Column("created_at", UtcDateTime, nullable=False),
+        Column("last_seen_at", UtcDateTime, nullable=False),
+    )
+
+
+players = _account_table("players", Column("birth_date", Date, nullable=False))
+
+sessions = _session_table("sessions", "player_id", players)
 
 accounts = Table(
     "accounts",
@@ -171,27 +186,10 @@ idempotency_keys = Table(
 
 # Operator back-office and responsible gaming (migration 0003).
 
-operators = Table(
-    "operators",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("email", String(254), nullable=False, unique=True),
-    Column("password_hash", String(255), nullable=False),
-    Column("created_at", UtcDateTime, nullable=False),
-    Column("failed_logins", Integer, nullable=False, server_default="0"),
-    Column("locked_until", UtcDateTime, nullable=True),
-)
+operators = _account_table("operators")
 """The operator's staff: a role of its own, never a player."""
 
-operator_sessions = Table(
-    "operator_sessions",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("token_hash", String(64), nullable=False, unique=True),
-    Column("operator_id", Integer, ForeignKey("operators.id"), nullable=False),
-    Column("created_at", UtcDateTime, nullable=False),
-    Column("last_seen_at", UtcDateTime, nullable=False),
-)
+operator_sessions = _session_table("operator_sessions", "operator_id", operators)
 
 audit_log = Table(
     "audit_log",

@@ -9,55 +9,26 @@ from sqlalchemy import Connection, select, update
 
 from grattage.adapters.db_time import to_db_time
 from grattage.adapters.driver_sql import INSERT_TICKET, due_tickets
+from grattage.adapters.rows import record_of
 from grattage.adapters.tables import tickets
-from grattage.service.model import FinishedBy, Mode, Ticket, Unit
+from grattage.service.model import FinishedBy, NewTicket, Overdue, Ticket
 
 
 def _ticket(row: Any) -> Ticket:
-    return Ticket(**{name: getattr(row, name) for name in Ticket.__dataclass_fields__})
+    return record_of(Ticket, row)
 
 
 class SqlTickets:
     def __init__(self, connection: Connection) -> None:
         self.db = connection
 
-    def add(
-        self,
-        *,
-        player_id: int,
-        game: str,
-        unit: Unit,
-        mode: Mode,
-        sign: str | None,
-        stake_cents: int,
-        prize_cents: int,
-        document: str,
-        now: datetime,
-        balance_before_cents: int,
-        balance_after_cents: int,
-        finished_by: FinishedBy | None = None,
-        revealed: str = "[]",
-    ) -> int:
-        stored_now = to_db_time(now, self.db.dialect)
-        values = {
-            "player_id": player_id,
-            "game": game,
-            "block_id": unit.block_id,
-            "position": unit.position,
-            "mode": mode,
-            "sign": sign,
-            "stake_cents": stake_cents,
-            "prize_cents": prize_cents,
-            "document": document,
-            "revealed": revealed,
-            "state": "playing" if finished_by is None else "finished",
-            "created_at": stored_now,
-            "last_action_at": stored_now,
-            "finished_at": None if finished_by is None else stored_now,
-            "finished_by": finished_by,
-            "balance_before_cents": balance_before_cents,
-            "balance_after_cents": balance_after_cents,
-        }
+    def add(self, ticket: NewTicket) -> int:
+        dialect = self.db.dialect
+        values = dict(ticket.__dict__)
+        values["created_at"] = to_db_time(ticket.created_at, dialect)
+        values["last_action_at"] = to_db_time(ticket.last_action_at, dialect)
+        if ticket.finished_at is not None:
+            values["finished_at"] = to_db_time(ticket.finished_at, dialect)
         return int(INSERT_TICKET(self.db, values).scalar_one())
 
     def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None:
@@ -96,26 +67,18 @@ class SqlTickets:
             .values(balance_after_cents=balance_after_cents)
         )
 
-    def due(
-        self,
-        inactivity_cutoff: datetime,
-        abandon_cutoff: datetime,
-        inactivity_games: tuple[str, ...],
-        player_id: int | None = None,
-        limit: int = 500,
-    ) -> list[int]:
-        """The playing tickets overdue (of ``player_id``, or of everyone), lowest ids first.
-
-        On the driver: a purchase asks it for its buyer every time."""
+    def due(self, overdue: Overdue, player_id: int | None = None, limit: int = 500) -> list[int]:
+        """On the driver: a purchase asks it for its buyer every time."""
+        games = overdue.inactivity_games
         parameters: dict[str, Any] = {
-            "abandon_cutoff": to_db_time(abandon_cutoff, self.db.dialect),
-            "inactivity_cutoff": to_db_time(inactivity_cutoff, self.db.dialect),
+            "abandon_cutoff": to_db_time(overdue.abandon_cutoff, self.db.dialect),
+            "inactivity_cutoff": to_db_time(overdue.inactivity_cutoff, self.db.dialect),
             "limit": limit,
-            **{f"game{index}": game for index, game in enumerate(inactivity_games)},
+            **{f"game{index}": game for index, game in enumerate(games)},
         }
         if player_id is not None:
             parameters["player_id"] = player_id
-        statement = due_tickets(len(inactivity_games), of_one_player=player_id is not None)
+        statement = due_tickets(len(games), of_one_player=player_id is not None)
         return [int(ticket_id) for ticket_id in statement(self.db, parameters).scalars()]
 
     def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]:

@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from grattage.errors import InvalidPrizeTable, InvalidTicket, PrizeNotOffered
-from grattage.games.base import Game, TicketDocument, _is_int, require_game
+from grattage.errors import InvalidPrizeTable, InvalidTicket
+from grattage.games.base import ShownInWays, TicketDocument, _is_int, require_game
 from grattage.games.money import format_euros
 from grattage.games.randomness import Randomness
 from grattage.games.table import PrizeTable, Show
@@ -74,7 +74,7 @@ _SYMBOL_SET = frozenset((SIGN, *SYMBOLS))
 PHASE_ONE_ZONES: tuple[str, ...] = (*(f"symbols/{i}" for i in range(DISCS)), "gain")
 
 
-class Astro(Game):
+class Astro(ShownInWays[Show]):
     name = "astro"
     title = "Astro"
     price_cents = 200
@@ -105,7 +105,6 @@ class Astro(Game):
             gains.update(g for g, _ in tier.shows) if tier.shows else gains.add(tier.prize_cents)
         self.gains: tuple[int, ...] = tuple(sorted(gains, reverse=True))
         self._gain_set = frozenset(gains)
-        self._ways: dict[int, list[Show]] = {}
         for tier in table.tiers:
             ways = list(tier.shows) or [
                 (gain, multiplier)
@@ -113,18 +112,12 @@ class Astro(Game):
                 for multiplier in (None, *MULTIPLIERS)
                 if gain * (multiplier or 1) == tier.prize_cents
             ]
-            if not ways:
-                raise InvalidPrizeTable(
-                    f"row {tier.index}: no Gain amount times a multiplier makes the prize "
-                    f"{format_euros(tier.prize_cents)}"
-                )
-            self._ways[tier.prize_cents] = ways
-
-    def ways_to_show(self, prize_cents: int) -> list[Show]:
-        """The (gain, multiplier) pairs :meth:`design` may use for ``prize_cents``."""
-        if prize_cents not in self._ways:
-            self.tier_for(prize_cents)
-        return list(self._ways[prize_cents])
+            self._keep_ways(
+                tier,
+                ways,
+                "no Gain amount times a multiplier makes the prize "
+                f"{format_euros(tier.prize_cents)}",
+            )
 
     def design(
         self, prize_cents: int, rng: Randomness, choice: str | None = None
@@ -137,13 +130,7 @@ class Astro(Game):
             gain = self.gains[rng.below(len(self.gains))]
             text = ALL_PHRASES[rng.below(len(ALL_PHRASES))]
         else:
-            ways = self._ways.get(prize_cents)
-            if ways is None:
-                raise PrizeNotOffered(
-                    f"astro's table has no prize of {format_euros(prize_cents)} "
-                    f"({prize_cents!r} cents)"
-                )
-            gain, multiplier = ways[rng.below(len(ways))]
+            gain, multiplier = self._draw_way(prize_cents, rng)
             first = rng.below(DISCS)
             second = rng.below(DISCS - 1)
             symbols[first] = SIGN

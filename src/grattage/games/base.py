@@ -13,12 +13,20 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Set
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
-from grattage.errors import InvalidChoice, InvalidTicket, InvalidZone, PrizeNotOffered
+from grattage.errors import (
+    InvalidChoice,
+    InvalidPrizeTable,
+    InvalidTicket,
+    InvalidZone,
+    PrizeNotOffered,
+)
 from grattage.games.money import format_euros
 from grattage.games.randomness import Randomness
 from grattage.games.table import PrizeTable, Tier
+
+Way = TypeVar("Way")
 
 TicketDocument = dict[str, Any]
 """The JSON ticket document of docs/games.md (``game``, the visible content, ``prize_cents``)."""
@@ -96,11 +104,14 @@ class Game(ABC):
     def tier_for(self, prize_cents: int) -> Tier:
         tier = self.table.tier_for_prize(prize_cents)
         if tier is None:
-            raise PrizeNotOffered(
-                f"{self.name}'s table has no prize of {format_euros(prize_cents)} "
-                f"({prize_cents!r} cents)"
-            )
+            raise self._not_offered(prize_cents)
         return tier
+
+    def _not_offered(self, prize_cents: int) -> PrizeNotOffered:
+        return PrizeNotOffered(
+            f"{self.name}'s table has no prize of {format_euros(prize_cents)} "
+            f"({prize_cents!r} cents)"
+        )
 
     def _check_stated_prize(self, ticket: Mapping[str, Any], won: int) -> None:
         """The document's ``prize_cents`` must be what the rule gives, and a prize of the table."""
@@ -113,6 +124,37 @@ class Game(ABC):
             )
         if won and self.table.tier_for_prize(won) is None:
             raise InvalidTicket(f"the ticket shows a prize of {won!r} cents, not in the table")
+
+
+class ShownInWays(Game, Generic[Way]):
+    """A game whose ticket can show one prize in several ways (Cash: sums of amounts; Astro:
+    gain × multiplier), all found for each tier when the table is bound, one drawn per ticket.
+
+    ``_prepare`` calls :meth:`_keep_ways` for every tier; ``design`` draws with :meth:`_draw_way`.
+    """
+
+    def __init__(self, table: PrizeTable) -> None:
+        self._ways: dict[int, list[Way]] = {}
+        super().__init__(table)
+
+    def _keep_ways(self, tier: Tier, ways: list[Way], none_found: str) -> None:
+        """Keep the ways to show ``tier``'s prize; InvalidPrizeTable (``none_found``) if none."""
+        if not ways:
+            raise InvalidPrizeTable(f"row {tier.index}: {none_found}")
+        self._ways[tier.prize_cents] = ways
+
+    def ways_to_show(self, prize_cents: int) -> list[Way]:
+        """The ways :meth:`design` may use to show ``prize_cents`` (the policy: see the game)."""
+        if prize_cents not in self._ways:
+            raise self._not_offered(prize_cents)
+        return list(self._ways[prize_cents])
+
+    def _draw_way(self, prize_cents: int, rng: Randomness) -> Way:
+        """One of the ways to show ``prize_cents``, drawn with one ``rng.below``."""
+        ways = self._ways.get(prize_cents)
+        if ways is None:
+            raise self._not_offered(prize_cents)
+        return ways[rng.below(len(ways))]
 
 
 def _is_int(value: object) -> bool:

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from grattage.errors import InvalidChoice, InvalidPrizeTable, InvalidTicket, PrizeNotOffered
-from grattage.games.base import Game, TicketDocument, _is_int, require_game
+from grattage.errors import InvalidChoice, InvalidPrizeTable, InvalidTicket
+from grattage.games.base import ShownInWays, TicketDocument, _is_int, require_game
 from grattage.games.money import format_euros
 from grattage.games.randomness import Randomness
 from grattage.games.table import PrizeTable
@@ -61,7 +61,7 @@ def decompositions(prize: int, amounts: tuple[int, ...], max_parts: int) -> list
     return found
 
 
-class Cash(Game):
+class Cash(ShownInWays[Decomposition]):
     name = "cash"
     title = "Cash 500 000 €"
     price_cents = 500
@@ -80,25 +80,17 @@ class Cash(Game):
             sorted((t.prize_cents for t in table.tiers), reverse=True)
         )
         self._amount_set = frozenset(self.amounts)
-        self._ways: dict[int, list[Decomposition]] = {}
         for tier in table.tiers:
             if tier.shows:
                 raise InvalidPrizeTable(
                     f"row {tier.index}: Cash tiers take no 'shows' (a prize is a sum of amounts)"
                 )
-            ways = decompositions(tier.prize_cents, self.amounts, MAX_MATCHES)
-            if not ways:
-                raise InvalidPrizeTable(
-                    f"row {tier.index}: no sum of at most {MAX_MATCHES} of the table's amounts "
-                    f"makes the prize {format_euros(tier.prize_cents)} ({tier.prize_cents!r} cents)"
-                )
-            self._ways[tier.prize_cents] = ways
-
-    def ways_to_show(self, prize_cents: int) -> list[Decomposition]:
-        """The match amounts :meth:`design` may use for ``prize_cents`` (policy, see module)."""
-        if prize_cents not in self._ways:
-            self.tier_for(prize_cents)
-        return list(self._ways[prize_cents])
+            self._keep_ways(
+                tier,
+                decompositions(tier.prize_cents, self.amounts, MAX_MATCHES),
+                f"no sum of at most {MAX_MATCHES} of the table's amounts makes the prize "
+                f"{format_euros(tier.prize_cents)} ({tier.prize_cents!r} cents)",
+            )
 
     def design(
         self, prize_cents: int, rng: Randomness, choice: str | None = None
@@ -108,13 +100,7 @@ class Cash(Game):
         if prize_cents == 0:
             parts: Decomposition = ()
         else:
-            ways = self._ways.get(prize_cents)
-            if ways is None:
-                raise PrizeNotOffered(
-                    f"cash's table has no prize of {format_euros(prize_cents)} "
-                    f"({prize_cents!r} cents)"
-                )
-            parts = ways[rng.below(len(ways))]
+            parts = self._draw_way(prize_cents, rng)
         matches = len(parts)
         pool = list(NUMBERS)
         size = len(pool)

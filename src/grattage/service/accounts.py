@@ -18,7 +18,7 @@ from grattage.service.credentials import (
     token_hash,
     verify_password,
 )
-from grattage.service.model import HOUSE_DEPOSITS, Caller, Leg
+from grattage.service.model import HOUSE_DEPOSITS, Caller, Leg, Movement
 
 __all__ = [
     "ADULT_AGE",
@@ -146,10 +146,6 @@ def deposit(platform: Platform, player_id: int, amount_cents: int) -> int:
         responsible.check_deposit(repos, platform.policy, player_id, amount_cents, now)
         account_id, _ = repos.ledger.player_account(player_id)
         house = repos.ledger.house_account(HOUSE_DEPOSITS)
-        balances = repos.ledger.post(
-            "deposit",
-            [Leg(account_id, amount_cents), Leg(house, -amount_cents)],
-            now,
-            player_id=player_id,
-        )
+        legs = [Leg(account_id, amount_cents), Leg(house, -amount_cents)]
+        balances = repos.ledger.post(Movement("deposit", legs, now, player_id))
     return balances[account_id]

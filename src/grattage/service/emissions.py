@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from grattage.blocks.commitment import build_tree
@@ -21,7 +22,8 @@ from grattage.errors import Conflict, InvalidInput, NotFound
 from grattage.games import PrizeTable, default_table, find_game, game_names
 from grattage.service.audit_trail import record, record_block_changes
 from grattage.service.context import Platform
-from grattage.service.model import Block, BlockState
+from grattage.service.model import Block, BlockState, NewBlock
+from grattage.service.ports import Repositories
 from grattage.service.records import GameListing, PrizeTier
 
 SEALED_CHUNK_UNITS = 64 * 1024
@@ -133,14 +135,10 @@ def _create_block(
     platform.keys.put(key_id, key)
     try:
         with platform.uow.write() as repos:
-            block_id = repos.blocks.add_block(
-                emission_id=emission_id,
-                game=game,
-                key_id=key_id,
-                size=size,
-                chunk_units=SEALED_CHUNK_UNITS,
-                now=platform.clock.now(),
+            created = NewBlock(
+                emission_id, game, key_id, size, SEALED_CHUNK_UNITS, platform.clock.now()
             )
+            block_id = repos.blocks.add_block(created)
             record(
                 repos,
                 platform.clock.now(),
@@ -170,63 +168,66 @@ def list_blocks(platform: Platform, game: str | None = None) -> list[Block]:
 def close_block(platform: Platform, block_id: int, actor: str = "system") -> None:
     """The operator withdraws a block from sale for good; the next pending one opens if no
     block is left on sale (and none is suspended)."""
-    now = platform.clock.now()
-    with platform.uow.write() as repos:
-        block = repos.blocks.get(block_id)
-        if block is None:
-            raise NotFound(f"no block {block_id!r}")
-        if not any(
-            repos.blocks.set_state(block_id, "closed", only_from=state)
-            for state in ("open", "suspended", "pending")
-        ):
-            raise Conflict(f"block {block_id!r} is {block.state}; it cannot be closed")
-        if not repos.blocks.has_open(block.game) and not repos.blocks.has_suspended(block.game):
-            repos.blocks.open_next_pending(block.game)
-        record_block_changes(repos, now, actor)
+    _change_state(
+        platform,
+        block_id,
+        ("open", "suspended", "pending"),
+        "closed",
+        actor,
+        "it cannot be closed",
+        then=_open_next_if_none_on_sale,
+    )
 
 
 def open_block(platform: Platform, block_id: int, actor: str = "system") -> None:
     """Put a pending block on sale alongside the open ones."""
-    _change_state(platform, block_id, "pending", "open", actor, "only a pending block opens")
+    _change_state(platform, block_id, ("pending",), "open", actor, "only a pending block opens")
 
 
 def suspend_block(platform: Platform, block_id: int, actor: str = "system") -> None:
     """Stop selling a block until it is resumed (an open or pending block)."""
-    now = platform.clock.now()
-    with platform.uow.write() as repos:
-        block = repos.blocks.get(block_id)
-        if block is None:
-            raise NotFound(f"no block {block_id!r}")
-        if not any(
-            repos.blocks.set_state(block_id, "suspended", only_from=state)
-            for state in ("open", "pending")
-        ):
-            raise Conflict(
-                f"block {block_id!r} is {block.state}; only an open or pending block is suspended"
-            )
-        record_block_changes(repos, now, actor)
+    _change_state(
+        platform,
+        block_id,
+        ("open", "pending"),
+        "suspended",
+        actor,
+        "only an open or pending block is suspended",
+    )
 
 
 def resume_block(platform: Platform, block_id: int, actor: str = "system") -> None:
     """Put a suspended block back on sale."""
-    _change_state(platform, block_id, "suspended", "open", actor, "only a suspended block resumes")
+    _change_state(
+        platform, block_id, ("suspended",), "open", actor, "only a suspended block resumes"
+    )
+
+
+def _open_next_if_none_on_sale(repos: Repositories, block: Block) -> None:
+    if not repos.blocks.has_open(block.game) and not repos.blocks.has_suspended(block.game):
+        repos.blocks.open_next_pending(block.game)
 
 
 def _change_state(
     platform: Platform,
     block_id: int,
-    before: BlockState,
+    before: tuple[BlockState, ...],
     after: BlockState,
     actor: str,
     rule: str,
+    then: Callable[[Repositories, Block], None] | None = None,
 ) -> None:
+    """Move the block to ``after`` from the first of ``before`` it is in (Conflict, saying
+    ``rule``, if none), run ``then`` in the same transaction, and audit every change."""
     now = platform.clock.now()
     with platform.uow.write() as repos:
         block = repos.blocks.get(block_id)
         if block is None:
             raise NotFound(f"no block {block_id!r}")
-        if not repos.blocks.set_state(block_id, after, only_from=before):
+        if not any(repos.blocks.set_state(block_id, after, only_from=state) for state in before):
             raise Conflict(f"block {block_id!r} is {block.state}; {rule}")
+        if then is not None:
+            then(repos, block)
         record_block_changes(repos, now, actor)
 
 

@@ -63,8 +63,9 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Ticket:
-    id: int
+class TicketFacts:
+    """What a ticket is, but for its id: the fields of :class:`NewTicket` and :class:`Ticket`."""
+
     player_id: int
     game: str
     block_id: int
@@ -85,6 +86,31 @@ class Ticket:
 
 
 @dataclass(frozen=True)
+class NewTicket(TicketFacts):
+    """A ticket being sold, before storage numbers it: playing, or already finished (an
+    automatic play). Not a :class:`Ticket`, so a stored ticket cannot be stored again."""
+
+    def stored_as(self, ticket_id: int) -> Ticket:
+        """The ticket as storage numbered it."""
+        return Ticket(id=ticket_id, **self.__dict__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ticket(TicketFacts):
+    id: int
+
+
+@dataclass(frozen=True)
+class Overdue:
+    """Which playing tickets are overdue: idle since ``abandon_cutoff``, or since
+    ``inactivity_cutoff`` in a game whose rules reveal an idle ticket (``inactivity_games``)."""
+
+    inactivity_cutoff: datetime
+    abandon_cutoff: datetime
+    inactivity_games: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Unit:
     block_id: int
     position: int
@@ -96,6 +122,29 @@ class Leg:
 
     account_id: int
     amount_cents: int
+
+
+@dataclass(frozen=True)
+class Movement:
+    """A balanced movement of money: its kind, its legs, when, and whom and what it is for."""
+
+    kind: MovementKind
+    legs: list[Leg]
+    at: datetime
+    player_id: int | None = None
+    ticket_id: int | None = None
+
+
+@dataclass(frozen=True)
+class NewBlock:
+    """A block being created (pending, nothing sold), before storage numbers it."""
+
+    emission_id: int
+    game: str
+    key_id: str
+    size: int
+    chunk_units: int
+    created_at: datetime
 
 
 @dataclass(frozen=True)

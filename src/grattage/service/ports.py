@@ -17,15 +17,16 @@ from grattage.service.model import (
     FinishedBy,
     Leg,
     LimitsRow,
-    Mode,
-    MovementKind,
+    Movement,
+    NewBlock,
+    NewTicket,
     Operator,
     OperatorSessionRow,
+    Overdue,
     Player,
     ReportRow,
     SessionRow,
     Ticket,
-    Unit,
 )
 
 
@@ -75,23 +76,12 @@ class Ledger(Protocol):
         negative. Pair it with :meth:`record` in the same transaction."""
         ...
 
-    def record(
-        self,
-        kind: MovementKind,
-        legs: list[Leg],
-        now: datetime,
-        player_id: int | None = None,
-        ticket_id: int | None = None,
-    ) -> None: ...
-    def post(
-        self,
-        kind: MovementKind,
-        legs: list[Leg],
-        now: datetime,
-        player_id: int | None = None,
-        ticket_id: int | None = None,
-    ) -> dict[int, int]:
-        """Record a balanced movement; the new balance of each account touched.
+    def record(self, movement: Movement) -> None:
+        """Store a balanced movement and its entries, the balances changed by :meth:`apply`."""
+        ...
+
+    def post(self, movement: Movement) -> dict[int, int]:
+        """Apply and record a movement; the new balance of each player account touched.
 
         Raises InsufficientBalance, and changes nothing, if a player's balance would go negative.
         """
@@ -100,16 +90,7 @@ class Ledger(Protocol):
 
 class BlockRepository(Protocol):
     def add_emission(self, game: str, table_json: str, digest: str, now: datetime) -> int: ...
-    def add_block(
-        self,
-        *,
-        emission_id: int,
-        game: str,
-        key_id: str,
-        size: int,
-        chunk_units: int,
-        now: datetime,
-    ) -> int: ...
+    def add_block(self, block: NewBlock) -> int: ...
     def add_chunk(self, block_id: int, chunk: int, sealed_tiers: bytes) -> None: ...
     def get(self, block_id: int) -> Block | None: ...
     def all(self, game: str | None = None) -> list[Block]: ...
@@ -160,26 +141,7 @@ class BlockRepository(Protocol):
 
 
 class TicketRepository(Protocol):
-    def add(
-        self,
-        *,
-        player_id: int,
-        game: str,
-        unit: Unit,
-        mode: Mode,
-        sign: str | None,
-        stake_cents: int,
-        prize_cents: int,
-        document: str,
-        now: datetime,
-        balance_before_cents: int,
-        balance_after_cents: int,
-        finished_by: FinishedBy | None = None,
-        revealed: str = "[]",
-    ) -> int:
-        """Store a sold ticket, playing or (``finished_by`` given) already finished."""
-        ...
-
+    def add(self, ticket: NewTicket) -> int: ...
     def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None: ...
     def set_revealed(self, ticket_id: int, revealed: str, now: datetime) -> None: ...
     def finish(self, ticket_id: int, revealed: str, now: datetime, finished_by: FinishedBy) -> bool:
@@ -187,14 +149,10 @@ class TicketRepository(Protocol):
         ...
 
     def set_balance_after(self, ticket_id: int, balance_after_cents: int) -> None: ...
-    def due(
-        self,
-        inactivity_cutoff: datetime,
-        abandon_cutoff: datetime,
-        inactivity_games: tuple[str, ...],
-        player_id: int | None = None,
-        limit: int = 500,
-    ) -> list[int]: ...
+    def due(self, overdue: Overdue, player_id: int | None = None, limit: int = 500) -> list[int]:
+        """The overdue playing tickets (of ``player_id``, or of everyone), lowest ids first."""
+        ...
+
     def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]: ...
     def last(self, player_id: int) -> Ticket | None: ...
 

@@ -145,16 +145,13 @@ def check_stake(
     now: datetime,
 ) -> None:
     """The purchase's check, in its transaction: exclusion, then the weekly stake limit."""
-    row = repos.limits.lock(player_id)
-    refuse_if_excluded(row, now)
-    limit = _limit(row, "stake", policy, now)
-    week, deposits, stakes = _spend(row, now)
-    if stakes + stake_cents > limit.in_force_cents:
+    over = _count_in_week(repos, policy, player_id, "stake", stake_cents, now)
+    if over is not None:
+        limit, staked = over
         raise LimitReached(
             f"this {format_euros(stake_cents)} {game} ticket would pass your weekly stake limit "
-            f"of {format_euros(limit.in_force_cents)} ({format_euros(stakes)} staked this week)"
+            f"of {format_euros(limit)} ({format_euros(staked)} staked this week)"
         )
-    repos.limits.set_counters(player_id, week, deposits, stakes + stake_cents)
 
 
 def stake_check_for(policy: Policy) -> StakeCheck:
@@ -172,17 +169,39 @@ def check_deposit(
     repos: Repositories, policy: Policy, player_id: int, amount_cents: int, now: datetime
 ) -> None:
     """The deposit's check, in its transaction: exclusion, then the weekly deposit limit."""
-    row = repos.limits.lock(player_id)
-    refuse_if_excluded(row, now)
-    limit = _limit(row, "deposit", policy, now)
-    week, deposits, stakes = _spend(row, now)
-    if deposits + amount_cents > limit.in_force_cents:
+    over = _count_in_week(repos, policy, player_id, "deposit", amount_cents, now)
+    if over is not None:
+        limit, deposited = over
         raise LimitReached(
             f"this deposit of {format_euros(amount_cents)} would pass your weekly deposit limit "
-            f"of {format_euros(limit.in_force_cents)} ({format_euros(deposits)} deposited "
-            "this week)"
+            f"of {format_euros(limit)} ({format_euros(deposited)} deposited this week)"
         )
-    repos.limits.set_counters(player_id, week, deposits + amount_cents, stakes)
+
+
+def _count_in_week(
+    repos: Repositories,
+    policy: Policy,
+    player_id: int,
+    kind: LimitKind,
+    amount_cents: int,
+    now: datetime,
+) -> tuple[int, int] | None:
+    """Refuse an excluded player, then count ``amount_cents`` into this week's deposits or
+    stakes; None once counted, or (the limit in force, the week's total so far) if it would
+    pass the limit (nothing counted)."""
+    row = repos.limits.lock(player_id)
+    refuse_if_excluded(row, now)
+    limit = _limit(row, kind, policy, now).in_force_cents
+    week, deposits, stakes = _spend(row, now)
+    spent = deposits if kind == "deposit" else stakes
+    if spent + amount_cents > limit:
+        return limit, spent
+    if kind == "deposit":
+        deposits += amount_cents
+    else:
+        stakes += amount_cents
+    repos.limits.set_counters(player_id, week, deposits, stakes)
+    return None
 
 
 def check_log_in(platform: Platform, player_id: int) -> None:

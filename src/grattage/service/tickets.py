@@ -28,7 +28,17 @@ from grattage.games.registry import game_type
 from grattage.service import block_lifecycle
 from grattage.service.audit_trail import record_block_changes
 from grattage.service.context import Platform
-from grattage.service.model import HOUSE_PRIZES, HOUSE_STAKES, FinishedBy, Leg, Mode, Ticket
+from grattage.service.model import (
+    HOUSE_PRIZES,
+    HOUSE_STAKES,
+    FinishedBy,
+    Leg,
+    Mode,
+    Movement,
+    NewTicket,
+    Overdue,
+    Ticket,
+)
 from grattage.service.ports import Repositories
 from grattage.service.records import HistoryRow, TicketView
 from grattage.service.views import history_row, revealed_zones, ticket_view
@@ -143,28 +153,7 @@ def _sell(
     prize_legs = [Leg(account_id, prize), Leg(repos.ledger.house_account(HOUSE_PRIZES), -prize)]
     if auto and prize:
         balance_after = repos.ledger.apply(prize_legs)[account_id]
-    document_json = json.dumps(document, separators=(",", ":"))
-    revealed = json.dumps(list(loaded.game.zones)) if auto else "[]"
-    ticket_id = repos.tickets.add(
-        player_id=player_id,
-        game=game.name,
-        unit=unit,
-        mode=mode,
-        sign=sign,
-        stake_cents=stake,
-        prize_cents=prize,
-        document=document_json,
-        now=now,
-        balance_before_cents=balance_before,
-        balance_after_cents=balance_after,
-        finished_by="auto" if auto else None,
-        revealed=revealed,
-    )
-    repos.ledger.record("stake", stake_legs, now, player_id, ticket_id)
-    if auto and prize:
-        repos.ledger.record("prize", prize_legs, now, player_id, ticket_id)
-    return Ticket(
-        id=ticket_id,
+    sold = NewTicket(
         player_id=player_id,
         game=game.name,
         block_id=unit.block_id,
@@ -173,8 +162,8 @@ def _sell(
         sign=sign,
         stake_cents=stake,
         prize_cents=prize,
-        document=document_json,
-        revealed=revealed,
+        document=json.dumps(document, separators=(",", ":")),
+        revealed=json.dumps(list(loaded.game.zones)) if auto else "[]",
         state="finished" if auto else "playing",
         created_at=now,
         last_action_at=now,
@@ -183,6 +172,11 @@ def _sell(
         balance_before_cents=balance_before,
         balance_after_cents=balance_after,
     )
+    ticket_id = repos.tickets.add(sold)
+    repos.ledger.record(Movement("stake", stake_legs, now, player_id, ticket_id))
+    if auto and prize:
+        repos.ledger.record(Movement("prize", prize_legs, now, player_id, ticket_id))
+    return sold.stored_as(ticket_id)
 
 
 def _view(platform: Platform, repos: Repositories, ticket: Ticket) -> TicketView:
@@ -211,13 +205,8 @@ def _finish(
     if ticket.prize_cents:
         account_id = repos.ledger.player_account_id(ticket.player_id)
         house = repos.ledger.house_account(HOUSE_PRIZES)
-        balances = repos.ledger.post(
-            "prize",
-            [Leg(account_id, ticket.prize_cents), Leg(house, -ticket.prize_cents)],
-            now,
-            player_id=ticket.player_id,
-            ticket_id=ticket.id,
-        )
+        legs = [Leg(account_id, ticket.prize_cents), Leg(house, -ticket.prize_cents)]
+        balances = repos.ledger.post(Movement("prize", legs, now, ticket.player_id, ticket.id))
         repos.tickets.set_balance_after(ticket.id, balances[account_id])
     return True
 
@@ -257,11 +246,12 @@ def reveal(
         return ticket_view(updated, game)
 
 
-def _cutoffs(platform: Platform, now: datetime) -> tuple[datetime, datetime]:
+def _overdue(platform: Platform, now: datetime) -> Overdue:
     policy = platform.policy
-    return (
-        now - timedelta(seconds=policy.inactivity_seconds),
-        now - timedelta(seconds=policy.abandon_seconds),
+    return Overdue(
+        inactivity_cutoff=now - timedelta(seconds=policy.inactivity_seconds),
+        abandon_cutoff=now - timedelta(seconds=policy.abandon_seconds),
+        inactivity_games=_revealing_games(),
     )
 
 
@@ -277,8 +267,7 @@ def _reason(ticket: Ticket) -> FinishedBy:
 def _finish_due(
     platform: Platform, repos: Repositories, now: datetime, player_id: int | None = None
 ) -> int:
-    inactivity, abandon = _cutoffs(platform, now)
-    due = repos.tickets.due(inactivity, abandon, _revealing_games(), player_id)
+    due = repos.tickets.due(_overdue(platform, now), player_id)
     # Lock every ticket before any account: the same order as a reveal and the sweeper
     # (ticket, then account), so that they cannot deadlock on PostgreSQL.
     locked = [repos.tickets.get(ticket_id, for_update=True) for ticket_id in due]
@@ -292,9 +281,8 @@ def _finish_due(
 def settle_due(platform: Platform, player_id: int) -> int:
     """Lazily finish the player's own overdue tickets (called on every access)."""
     now = platform.clock.now()
-    inactivity, abandon = _cutoffs(platform, now)
     with platform.uow.read() as repos:
-        due = repos.tickets.due(inactivity, abandon, _revealing_games(), player_id)
+        due = repos.tickets.due(_overdue(platform, now), player_id)
     if not due:
         return 0
     with platform.uow.write() as repos:
@@ -306,9 +294,8 @@ def sweep(platform: Platform, batch: int = 200) -> int:
     total = 0
     while True:
         now = platform.clock.now()
-        inactivity, abandon = _cutoffs(platform, now)
         with platform.uow.read() as repos:
-            due = repos.tickets.due(inactivity, abandon, _revealing_games(), limit=batch)
+            due = repos.tickets.due(_overdue(platform, now), limit=batch)
         if not due:
             return total
         for ticket_id in due:

@@ -12,18 +12,9 @@ from grattage.errors import Forbidden, Unauthorized
 from grattage.service import accounts, operators
 from grattage.service.operators import OperatorCaller
 
-from .auth import COOKIE, platform_of, require_csrf
+from .auth import COOKIE, platform_of, request_token, require_csrf
 
 ADMIN_COOKIE = "grattage_admin"
-
-
-def admin_token(request: Request) -> tuple[str, bool]:
-    """(the token, whether it came from the cookie)."""
-    header = request.headers.get("authorization", "")
-    scheme, _, credentials = header.partition(" ")
-    if scheme.lower() == "bearer" and credentials.strip():
-        return credentials.strip(), False
-    return request.cookies.get(ADMIN_COOKIE, ""), True
 
 
 def _is_player(request: Request, token: str) -> bool:
@@ -41,7 +32,7 @@ def _is_player(request: Request, token: str) -> bool:
 
 def current_operator(request: Request) -> OperatorCaller:
     """FastAPI dependency: the authenticated operator; 403 for a player, else 401."""
-    token, from_cookie = admin_token(request)
+    token, from_cookie = request_token(request, ADMIN_COOKIE)
     caller = operators.authenticate(platform_of(request), token)
     if caller is None:
         if _is_player(request, token):

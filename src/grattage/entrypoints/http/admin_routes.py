@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
-from grattage.entrypoints.http.admin_auth import ADMIN_COOKIE, admin_token, current_operator
+from grattage.entrypoints.http.admin_auth import ADMIN_COOKIE, current_operator
 from grattage.entrypoints.http.answers import (
     ERRORS,
     AuditEntryAnswer,
@@ -20,7 +20,12 @@ from grattage.entrypoints.http.answers import (
     ReportAnswer,
     SessionOpened,
 )
-from grattage.entrypoints.http.auth import platform_of, require_csrf
+from grattage.entrypoints.http.auth import (
+    platform_of,
+    request_token,
+    require_csrf,
+    set_session_cookie,
+)
 from grattage.entrypoints.http.schemas import EmissionBody, LoginBody
 from grattage.games import find_game, load_table
 from grattage.service import audit_trail, back_office, charts, emissions, operators
@@ -40,20 +45,13 @@ Day = Annotated[str | None, Query(max_length=10)]
 @public.post("/sessions")
 def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpened:
     session = operators.log_in(platform_of(request), body.email, body.password)
-    response.set_cookie(
-        ADMIN_COOKIE,
-        session.token,
-        httponly=True,
-        samesite="strict",
-        secure=request.app.state.settings.secure_cookies,
-        path="/",
-    )
+    set_session_cookie(request, response, ADMIN_COOKIE, session.token, samesite="strict")
     return SessionOpened(token=session.token, expires_at=session.expires_at)
 
 
 @router.delete("/sessions", status_code=204)
 def log_out(operator: OperatorDep, request: Request) -> Response:
-    token, from_cookie = admin_token(request)
+    token, from_cookie = request_token(request, ADMIN_COOKIE)
     require_csrf(request, from_cookie)
     operators.log_out(platform_of(request), token)
     response = Response(status_code=204)

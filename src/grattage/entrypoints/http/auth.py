@@ -7,7 +7,9 @@ cross-site form cannot set.
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Literal
+
+from fastapi import Request, Response
 
 from grattage.errors import Forbidden
 from grattage.service.accounts import authenticate
@@ -24,13 +26,32 @@ def platform_of(request: Request) -> Platform:
     return platform
 
 
-def request_token(request: Request) -> tuple[str, bool]:
-    """(the token, whether it came from the cookie)."""
+def request_token(request: Request, cookie: str = COOKIE) -> tuple[str, bool]:
+    """(the token, whether it came from the cookie): the bearer token if there is one, else
+    the session cookie named ``cookie`` (the player's, or the back-office's)."""
     header = request.headers.get("authorization", "")
     scheme, _, credentials = header.partition(" ")
     if scheme.lower() == "bearer" and credentials.strip():
         return credentials.strip(), False
-    return request.cookies.get(COOKIE, ""), True
+    return request.cookies.get(cookie, ""), True
+
+
+def set_session_cookie(
+    request: Request,
+    response: Response,
+    cookie: str,
+    token: str,
+    samesite: Literal["lax", "strict"],
+) -> None:
+    """Give the browser a new session's token in the HttpOnly cookie ``cookie``."""
+    response.set_cookie(
+        cookie,
+        token,
+        httponly=True,
+        samesite=samesite,
+        secure=request.app.state.settings.secure_cookies,
+        path="/",
+    )
 
 
 def require_csrf(request: Request, from_cookie: bool) -> None:

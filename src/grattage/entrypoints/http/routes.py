@@ -27,6 +27,7 @@ from grattage.entrypoints.http.auth import (
     platform_of,
     request_token,
     require_csrf,
+    set_session_cookie,
 )
 from grattage.entrypoints.http.batching import Writes
 from grattage.entrypoints.http.schemas import (
@@ -79,14 +80,7 @@ def register(body: RegisterBody, request: Request) -> Registered:
 def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpened:
     platform = platform_of(request)
     session = accounts.log_in(platform, body.email, body.password)
-    response.set_cookie(
-        COOKIE,
-        session.token,
-        httponly=True,
-        samesite="lax",
-        secure=request.app.state.settings.secure_cookies,
-        path="/",
-    )
+    set_session_cookie(request, response, COOKIE, session.token, samesite="lax")
     return SessionOpened(token=session.token, expires_at=session.expires_at)
 
 
