@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 
 from grattage.adapters.tables import movements, tickets
 from grattage.games import PrizeTable, load_table
-from grattage.service.reconcile import reconcile
+from grattage.service.reconcile import Discrepancy, reconcile
 from support import FIXTURES, PASSWORD, World
 
 SOAK = os.environ.get("GRATTAGE_SOAK") == "1"
@@ -177,7 +177,7 @@ def log_in(base: str, email: str) -> str:
 class Books:
     """Facts read straight from the database after a scenario."""
 
-    reconcile_discrepancies: list[str]
+    reconcile_discrepancies: list[Discrepancy]
     ticket_ids: set[int]
     units_sold_twice: int
     double_credits: int

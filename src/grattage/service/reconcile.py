@@ -1,21 +1,64 @@
 """Reconciliation: prove the books from the database alone.
 
 Each check lists every row that breaks it; the books are clean only when every list is empty.
+The answer is data — which check, which rule, the ids and the exact figures in cents — and the
+entry points word it (``grattage reconcile`` prints one line per discrepancy).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from grattage.service.context import Platform
+
+Check = Literal[
+    "balances",
+    "no_negative_balance",
+    "entries_sum_to_zero",
+    "movements_balanced",
+    "one_stake_per_ticket",
+    "one_prize_per_winning_ticket",
+    "units_sold_once",
+]
+Rule = Literal[
+    "balance_off_ledger",
+    "negative_balance",
+    "entries_do_not_sum_to_zero",
+    "unbalanced_movement",
+    "not_one_stake",
+    "stake_off_price",
+    "prize_not_paid_once",
+    "prize_not_owed",
+    "counter_off_tickets",
+    "unit_sold_twice",
+    "unit_beyond_counter",
+]
+
+CHECKS: tuple[Check, ...] = (
+    "balances",
+    "no_negative_balance",
+    "entries_sum_to_zero",
+    "movements_balanced",
+    "one_stake_per_ticket",
+    "one_prize_per_winning_ticket",
+    "units_sold_once",
+)
+"""Every check, in the order they run."""
+
+
+@dataclass(frozen=True, slots=True)
+class Discrepancy:
+    """One row that breaks a rule: the rule and its exact facts (ids, cents, counts)."""
+
+    rule: Rule
+    facts: dict[str, int | str]
 
 
 @dataclass(frozen=True)
 class Reconciliation:
-    """The checks run (in words) and one line per row that breaks one (figures in cents)."""
-
-    checks: list[str] = field(default_factory=list)
-    discrepancies: list[str] = field(default_factory=list)
+    checks: tuple[Check, ...] = CHECKS
+    discrepancies: list[Discrepancy] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -24,42 +67,39 @@ class Reconciliation:
 
 def reconcile(platform: Platform) -> Reconciliation:
     report = Reconciliation()
-    found = report.discrepancies
+
+    def found(rule: Rule, **facts: int | str) -> None:
+        report.discrepancies.append(Discrepancy(rule, facts))
+
     with platform.uow.read() as repos:
-        audit = repos.reconciliation
-        report.checks.append("each player's balance equals the sum of its ledger entries")
-        for name, stored, total in audit.balances_off_ledger():
-            found.append(f"account {name}: balance {stored} cents but its entries sum to {total}")
-        report.checks.append("no player's balance is negative")
-        for name, stored in audit.negative_player_balances():
-            found.append(f"account {name}: negative balance {stored} cents")
-        report.checks.append("all entries sum to zero")
-        total = audit.entries_total()
+        books = repos.reconciliation
+        for name, stored, total in books.balances_off_ledger():
+            found("balance_off_ledger", account=name, balance_cents=stored, entries_cents=total)
+        for name, stored in books.negative_player_balances():
+            found("negative_balance", account=name, balance_cents=stored)
+        total = books.entries_total()
         if total != 0:
-            found.append(f"the ledger's entries sum to {total} cents, not 0")
-        report.checks.append("every movement is balanced")
-        for movement_id, amount in audit.unbalanced_movements():
-            found.append(f"movement {movement_id}: its entries sum to {amount} cents, not 0")
-        report.checks.append("each ticket has exactly one stake entry, of its stake")
-        for ticket_id, count in audit.tickets_without_one_stake():
-            found.append(f"ticket {ticket_id}: {count} stake movements, not 1")
-        for ticket_id, stake, paid in audit.stakes_off_price():
-            found.append(f"ticket {ticket_id}: stake {stake} cents but {paid} cents debited")
-        report.checks.append("each finished winning ticket has one prize entry, of its prize")
-        for ticket_id, prize, count, paid in audit.winning_tickets_without_one_prize():
-            found.append(
-                f"ticket {ticket_id}: won {prize} cents but has {count} prize movements "
-                f"crediting {paid} cents"
+            found("entries_do_not_sum_to_zero", total_cents=total)
+        for movement_id, amount in books.unbalanced_movements():
+            found("unbalanced_movement", movement=movement_id, total_cents=amount)
+        for ticket_id, count in books.tickets_without_one_stake():
+            found("not_one_stake", ticket=ticket_id, stake_movements=count)
+        for ticket_id, stake, paid in books.stakes_off_price():
+            found("stake_off_price", ticket=ticket_id, stake_cents=stake, debited_cents=paid)
+        for ticket_id, prize, count, paid in books.winning_tickets_without_one_prize():
+            found(
+                "prize_not_paid_once",
+                ticket=ticket_id,
+                prize_cents=prize,
+                prize_movements=count,
+                credited_cents=paid,
             )
-        for ticket_id, paid in audit.prizes_on_tickets_not_owed():
-            found.append(f"ticket {ticket_id}: {paid} cents of prize credited but none is owed")
-        report.checks.append("units sold equal the block counters; no unit is sold twice")
-        for block_id, counter, sold in audit.blocks_off_counter():
-            found.append(f"block {block_id}: counter says {counter} sold, {sold} tickets exist")
-        for block_id, position, count in audit.units_sold_twice():
-            found.append(f"block {block_id} unit {position}: sold {count} times")
-        for ticket_id, block_id, position in audit.units_beyond_counter():
-            found.append(
-                f"ticket {ticket_id}: unit {position} of block {block_id} is beyond its counter"
-            )
+        for ticket_id, paid in books.prizes_on_tickets_not_owed():
+            found("prize_not_owed", ticket=ticket_id, credited_cents=paid)
+        for block_id, counter, sold in books.blocks_off_counter():
+            found("counter_off_tickets", block=block_id, counter=counter, tickets=sold)
+        for block_id, position, count in books.units_sold_twice():
+            found("unit_sold_twice", block=block_id, position=position, times=count)
+        for ticket_id, block_id, position in books.units_beyond_counter():
+            found("unit_beyond_counter", ticket=ticket_id, block=block_id, position=position)
     return report

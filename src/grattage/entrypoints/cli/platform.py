@@ -174,16 +174,17 @@ def sweep() -> None:
 @click.command()
 def reconcile() -> None:
     """Prove the books; exit 0 only when every check holds, else list every discrepancy."""
+    from grattage.entrypoints.cli.books import CHECK_TEXT, describe
     from grattage.service.reconcile import reconcile as run
 
     report = run(_platform())
     for check in report.checks:
-        click.echo(f"checked: {check}")
+        click.echo(f"checked: {CHECK_TEXT[check]}")
     if report.clean:
         click.echo("reconcile: clean")
         return
     for discrepancy in report.discrepancies:
-        click.echo(f"DISCREPANCY: {discrepancy}")
+        click.echo(f"DISCREPANCY: {describe(discrepancy)}")
     click.echo(f"reconcile: {len(report.discrepancies)} discrepancies", err=True)
     raise SystemExit(1)
 

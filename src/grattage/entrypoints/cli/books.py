@@ -1,0 +1,44 @@
+"""How ``grattage reconcile`` words the checks and each discrepancy the service finds."""
+
+from __future__ import annotations
+
+from grattage.service.reconcile import Check, Discrepancy, Rule
+
+CHECK_TEXT: dict[Check, str] = {
+    "balances": "each player's balance equals the sum of its ledger entries",
+    "no_negative_balance": "no player's balance is negative",
+    "entries_sum_to_zero": "all entries sum to zero",
+    "movements_balanced": "every movement is balanced",
+    "one_stake_per_ticket": "each ticket has exactly one stake entry, of its stake",
+    "one_prize_per_winning_ticket": (
+        "each finished winning ticket has one prize entry, of its prize"
+    ),
+    "units_sold_once": "units sold equal the block counters; no unit is sold twice",
+}
+
+RULE_TEXT: dict[Rule, str] = {
+    "balance_off_ledger": (
+        "account {account}: balance {balance_cents} cents but its entries sum to {entries_cents}"
+    ),
+    "negative_balance": "account {account}: negative balance {balance_cents} cents",
+    "entries_do_not_sum_to_zero": "the ledger's entries sum to {total_cents} cents, not 0",
+    "unbalanced_movement": "movement {movement}: its entries sum to {total_cents} cents, not 0",
+    "not_one_stake": "ticket {ticket}: {stake_movements} stake movements, not 1",
+    "stake_off_price": (
+        "ticket {ticket}: stake {stake_cents} cents but {debited_cents} cents debited"
+    ),
+    "prize_not_paid_once": (
+        "ticket {ticket}: won {prize_cents} cents but has {prize_movements} prize movements "
+        "crediting {credited_cents} cents"
+    ),
+    "prize_not_owed": "ticket {ticket}: {credited_cents} cents of prize credited but none is owed",
+    "counter_off_tickets": "block {block}: counter says {counter} sold, {tickets} tickets exist",
+    "unit_sold_twice": "block {block} unit {position}: sold {times} times",
+    "unit_beyond_counter": (
+        "ticket {ticket}: unit {position} of block {block} is beyond its counter"
+    ),
+}
+
+
+def describe(discrepancy: Discrepancy) -> str:
+    return RULE_TEXT[discrepancy.rule].format(**discrepancy.facts)
