@@ -79,7 +79,7 @@ def test_every_block_state_change_is_in_the_audit_log_including_exhaustion(
     for _ in range(size):
         buy(world, player)
     actions = [
-        (entry["action"], entry["subject"], entry["actor"])
+        (entry.action, entry.subject, entry.actor)
         for entry in reversed(audit_trail.latest(world.platform))
     ]
     assert actions == [

@@ -19,6 +19,7 @@ from typing import Any
 from grattage.service.context import Platform
 from grattage.service.model import AuditEntry
 from grattage.service.ports import Repositories
+from grattage.service.records import AuditRecord
 from grattage.service.views import iso
 
 GENESIS = "0" * 64
@@ -149,18 +150,18 @@ def verify(platform: Platform) -> Verification:
     return Verification(count, None, None)
 
 
-def latest(platform: Platform, limit: int = 100) -> list[dict[str, Any]]:
+def latest(platform: Platform, limit: int = 100) -> list[AuditRecord]:
     with platform.uow.read() as repos:
         found = repos.audit_log.latest(limit)
     return [
-        {
-            "id": entry.id,
-            "created_at": entry.created_at,
-            "actor": entry.actor,
-            "action": entry.action,
-            "subject": entry.subject,
-            "details": json.loads(entry.details),
-            "hash": entry.hash,
-        }
+        AuditRecord(
+            id=entry.id,
+            created_at=entry.created_at,
+            actor=entry.actor,
+            action=entry.action,
+            subject=entry.subject,
+            details=json.loads(entry.details),
+            hash=entry.hash,
+        )
         for entry in found
     ]

@@ -261,3 +261,17 @@ class PublicBlock:
     root: str | None
     """The commitment's Merkle root (hex)."""
     disclosed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One entry of the audit log as the operator reads it (its chain link left out)."""
+
+    id: int
+    created_at: str
+    """As the hash chain stores it: ISO 8601, UTC."""
+    actor: str
+    action: str
+    subject: str
+    details: dict[str, Any]
+    hash: str

@@ -104,7 +104,7 @@ def audit_show(limit: int) -> None:
     from grattage.service import audit_trail
 
     for entry in audit_trail.latest(_platform(), limit):
-        click.echo(json.dumps(entry, ensure_ascii=False))
+        click.echo(json.dumps(asdict(entry), ensure_ascii=False))
 
 
 def register(group: click.Group) -> None:

@@ -3,6 +3,7 @@ service, and every route but the log-in needs an operator."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -178,7 +179,7 @@ def audit(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> AuditLog:
     entries = audit_trail.latest(platform_of(request), limit)
-    return AuditLog(entries=[AuditEntryAnswer(**entry) for entry in entries])
+    return AuditLog(entries=[AuditEntryAnswer(**asdict(entry)) for entry in entries])
 
 
 @router.get("/audit/verify")
