@@ -89,6 +89,14 @@ def test_a_game_with_a_suspended_block_opens_nothing_by_itself_and_says_it_is_su
     assert blocks.changes == [] and blocks.pending == [8]
 
 
+def test_exhausting_a_block_opens_no_pending_one_while_another_block_is_suspended() -> None:
+    # The operator halted the game by suspending a block: the sale of the last unit of the
+    # block still open ends that block, and the game then waits for the operator to resume.
+    blocks = Blocks([[7]], [(10, 10)], suspended=True, pending=[8])
+    assert sell(blocks) == Unit(block_id=7, position=9)
+    assert blocks.changes == [(7, "open", "exhausted")] and blocks.pending == [8]
+
+
 def test_a_game_whose_blocks_were_closed_says_it_is_closed() -> None:
     with pytest.raises(NotOnSale, match="cash is closed by the operator"):
         sell(Blocks([[]], [], unsold_states={"closed"}))

@@ -1,9 +1,9 @@
 """How a sale takes its unit, and how blocks move through their states as they sell.
 
 A game sells from its open blocks. The sale that takes a block's last unit marks it
-``exhausted`` and opens the game's next ``pending`` block. When no block is open, the next
+``exhausted`` and opens the game's next ``pending`` block; when no block is open, the next
 pending one opens — unless a block of the game is ``suspended``: the operator halted the game,
-and it opens nothing by itself until they resume it. Every step is a conditional write
+and it opens nothing by itself, neither on exhaustion nor on a sale, until they resume it. Every step is a conditional write
 (``take one unit of B if B is open and not sold out``), so a sale that loses a race for a
 block (exhausted, suspended or closed meanwhile) simply looks again; after
 :data:`MAX_UNIT_ATTEMPTS` lost races it gives up with SoldOut ("try again").
@@ -58,7 +58,8 @@ def take_unit(
         if sold == size:
             seen.pop(game, None)
             repos.blocks.set_state(block_id, "exhausted", only_from="open")
-            repos.blocks.open_next_pending(game)
+            if not repos.blocks.has_suspended(game):  # a halted game waits for the operator
+                repos.blocks.open_next_pending(game)
         return Unit(block_id=block_id, position=sold - 1)
     raise SoldOut(f"{game}: no unit could be taken, try again")
 
