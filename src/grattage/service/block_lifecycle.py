@@ -3,9 +3,9 @@
 A game sells from its open blocks. The sale that takes a block's last unit marks it
 ``exhausted`` and opens the game's next ``pending`` block; when no block is open, the next
 pending one opens — unless a block of the game is ``suspended``: the operator halted the game,
-and it opens nothing by itself, neither on exhaustion nor on a sale, until they resume it. Every step is a conditional write
-(``take one unit of B if B is open and not sold out``), so a sale that loses a race for a
-block (exhausted, suspended or closed meanwhile) simply looks again; after
+and it opens nothing by itself, neither on exhaustion nor on a sale, until they resume it.
+Every step is a conditional write (``take one unit of B if B is open and not sold out``),
+so a sale that loses a race for a block (exhausted, suspended or closed meanwhile) simply looks again; after
 :data:`MAX_UNIT_ATTEMPTS` lost races it gives up with SoldOut ("try again").
 
 The open blocks of each game are remembered between sales (:attr:`Platform.open_blocks_seen`)
