@@ -5,8 +5,8 @@ A game sells from its open blocks. The sale that takes a block's last unit marks
 pending one opens — unless a block of the game is ``suspended``: the operator halted the game,
 and it opens nothing by itself, neither on exhaustion nor on a sale, until they resume it.
 Every step is a conditional write (``take one unit of B if B is open and not sold out``),
-so a sale that loses a race for a block (exhausted, suspended or closed meanwhile) simply looks again; after
-:data:`MAX_UNIT_ATTEMPTS` lost races it gives up with SoldOut ("try again").
+so a sale that loses a race for a block (exhausted, suspended or closed meanwhile) simply
+looks again; after :data:`MAX_UNIT_ATTEMPTS` lost races it gives up with SoldOut ("try again").
 
 The open blocks of each game are remembered between sales (:attr:`Platform.open_blocks_seen`)
 for :data:`OPEN_BLOCKS_SEEN_FOR` by the platform's clock: a hint, re-checked by every sale, that
