@@ -69,7 +69,7 @@ def test_checking_a_tampered_ticket_fails_and_names_the_line(run):
     result = run("ticket", "check", "-", stdin=json.dumps(ticket) + "\nnot json\n")
     assert result.exit_code == 2
     assert "line 1: invalid: prize_cents is 50000000" in result.stdout
-    assert "line 2: not JSON" in result.stdout
+    assert "line 2: invalid: the line is not a JSON document" in result.stdout
     assert "2 of 2 ticket documents are invalid" in result.stderr
 
 
@@ -78,7 +78,7 @@ def test_checking_a_tampered_ticket_fails_and_names_the_line(run):
     [
         (("ticket", "design", "poker", "--prize", "5"), "unknown game 'poker'"),
         (("ticket", "design", "cash", "--prize", "150"), "no prize of 150 €"),
-        (("ticket", "design", "cash", "--prize", "abc"), "not an amount in euros: 'abc'"),
+        (("ticket", "design", "cash", "--prize", "abc"), "not an amount in euros (digits, at most 2 decimals): 'abc'"),
         (("ticket", "design", "cash", "--prize", "0.001"), "at most 2 decimals"),
         (("ticket", "design", "astro", "--prize", "2", "--sign", "dragon"), "'dragon'"),
         (("ticket", "design", "astro", "--prize", "2"), "got None"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 
@@ -20,19 +21,16 @@ def format_euros(cents: int) -> str:
     return f"{sign}{grouped} €"
 
 
+_EUROS = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,2})?")
+"""Plain digits (ASCII only: no exponent, no full-width digit), at most 2 decimals."""
+
+
 def parse_euros(text: str) -> int:
     """``'5'``, ``'2.50'`` or ``'2,50'`` euros → cents; refuses fractions of a cent."""
     cleaned = text.strip().replace(",", ".").replace(" ", "").replace(_NARROW_NBSP, "")
-    try:
-        value = Decimal(cleaned)
-    except ArithmeticError:
-        raise InvalidInput(f"not an amount in euros: {text!r}") from None
-    if not value.is_finite() or value < 0:
-        raise InvalidInput(f"not an amount in euros: {text!r}")
-    cents = value * 100
-    if cents != cents.to_integral_value():
-        raise InvalidInput(f"an amount in euros has at most 2 decimals: {text!r}")
-    return int(cents)
+    if _EUROS.fullmatch(cleaned) is None:
+        raise InvalidInput(f"not an amount in euros (digits, at most 2 decimals): {text[:40]!r}")
+    return int(Decimal(cleaned) * 100)
 
 
 def format_ratio(value: Fraction, places: int = 2) -> str:

@@ -91,8 +91,11 @@ class PrizeTable:
 
     def scaled(self, multiple: int) -> PrizeTable:
         """The table of a block ``multiple`` times the size (Astro's "blocs multiples")."""
-        if multiple < 1:
-            raise InvalidPrizeTable(f"a block multiple must be at least 1, got {multiple!r}")
+        if not 1 <= multiple <= MAX_BLOCK_UNITS // self.block_size:
+            raise InvalidPrizeTable(
+                f"a block multiple is 1 to {MAX_BLOCK_UNITS // self.block_size:,} "
+                f"(at most {MAX_BLOCK_UNITS:,} units), got {multiple!r}"
+            )
         return replace(
             self,
             block_size=self.block_size * multiple,
@@ -154,6 +157,10 @@ def table_from_dict(data: dict[str, Any]) -> PrizeTable:
 _TOP_KEYS = {"game", "title", "source", "reconstruction", "block_size", "amounts_cents", "tiers"}
 _TIER_KEYS = {"prize_cents", "count", "shows"}
 
+MAX_BLOCK_UNITS = 100_000_000
+"""The largest block: generating one holds its tiers in memory (one byte per unit, plus the
+shuffle's working copy), and a block this size takes a few seconds on a 2-core machine."""
+
 
 def parse_prize_table(text: str, source_name: str = "<table>") -> PrizeTable:
     """Parse and shape-check a TOML prize table; the game checks it can dress it afterwards."""
@@ -161,13 +168,17 @@ def parse_prize_table(text: str, source_name: str = "<table>") -> PrizeTable:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidPrizeTable(f"{source_name}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InvalidPrizeTable(f"{source_name}: arrays or tables nested too deeply") from None
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise InvalidPrizeTable(f"{source_name}: unknown keys {sorted(unknown)!r}")
     game = _need(data, "game", str, source_name)
     block_size = _need(data, "block_size", int, source_name)
-    if block_size < 1:
-        raise InvalidPrizeTable(f"{source_name}: block_size must be positive, got {block_size!r}")
+    if not 1 <= block_size <= MAX_BLOCK_UNITS:
+        raise InvalidPrizeTable(
+            f"{source_name}: block_size is 1 to {MAX_BLOCK_UNITS:,} units, got {block_size!r}"
+        )
     amounts = data.get("amounts_cents", [])
     if not isinstance(amounts, list) or not all(_is_positive_int(a) for a in amounts):
         raise InvalidPrizeTable(

@@ -69,6 +69,10 @@ class GrattageGroup(click.Group):
                 raise
             except OSError as error:
                 raise file_error(error) from error
+            except RecursionError:  # a hostile input's nesting deeper than a parser guards
+                raise InvalidInput("the input is nested too deeply") from None
+            except MemoryError:  # an input too large for this machine's memory
+                raise InvalidInput("the input is too large for the memory available") from None
         except GrattageError as error:
             click.echo(f"grattage: error: {error.message}", err=True)
             ctx.exit(exit_code_for(error))
@@ -94,7 +98,17 @@ _register_commands()
 
 def main() -> None:
     try:
-        cli.main(prog_name="grattage", standalone_mode=True)
+        # Not click's standalone mode, which prints a usage error on three lines: one line
+        # and exit 2, as every other bad input.
+        # Outside it, click returns the code a command exits with instead of raising it.
+        code = cli.main(prog_name="grattage", standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+    except click.ClickException as error:
+        click.echo(f"grattage: error: {error.format_message()}", err=True)
+        sys.exit(error.exit_code)
+    except click.exceptions.Abort:
+        click.echo("grattage: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except KeyboardInterrupt:
         click.echo("grattage: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)

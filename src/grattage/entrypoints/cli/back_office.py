@@ -10,6 +10,7 @@ from dataclasses import asdict
 
 import click
 
+from grattage.entrypoints.cli.files import BLOCK_ID, decode_utf8, lines_of
 from grattage.entrypoints.cli.platform import _platform
 
 
@@ -28,7 +29,8 @@ def operator_create(email: str, password_stdin: bool) -> None:
     from grattage.service import operators
 
     if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
+        first = next(lines_of(sys.stdin.buffer), b"")
+        password = decode_utf8(first, "the password").rstrip("\r\n")
     else:
         password = click.prompt("password", hide_input=True, confirmation_prompt=True)
     operator_id = operators.create(_platform(), email, password, actor="cli")
@@ -43,7 +45,7 @@ def _block_change(name: str, block_id: int) -> None:
 
 
 @click.command("suspend")
-@click.argument("block_id", type=int)
+@click.argument("block_id", type=BLOCK_ID)
 def block_suspend(block_id: int) -> None:
     """Stop selling BLOCK_ID until it is resumed."""
     _block_change("suspend", block_id)
@@ -51,7 +53,7 @@ def block_suspend(block_id: int) -> None:
 
 
 @click.command("resume")
-@click.argument("block_id", type=int)
+@click.argument("block_id", type=BLOCK_ID)
 def block_resume(block_id: int) -> None:
     """Put suspended BLOCK_ID back on sale."""
     _block_change("resume", block_id)

@@ -17,7 +17,7 @@ from grattage.blocks.blockfile import verify_block_file
 from grattage.blocks.generation import generate_block_file, generate_tiers, sized_game
 from grattage.blocks.sealing import design_unit, new_block_key, unit_salt
 from grattage.entrypoints.cli.display import progress_bars
-from grattage.entrypoints.cli.files import decode_utf8, read_text
+from grattage.entrypoints.cli.files import decode_utf8, lines_of, parse_json, read_text
 from grattage.errors import InvalidInput, InvalidTicket, UnknownGame, VerificationFailed
 from grattage.games import Game, SeededRandomness, SystemRandomness, find_game, game_names
 from grattage.games.money import format_euros, format_percent, format_ratio, parse_euros
@@ -102,7 +102,14 @@ def block_group() -> None:
 @click.argument("game_name", metavar="GAME")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @prize_table_option
-@click.option("--blocks", "multiple", default=1, show_default=True, help="Astro: K × 750 000.")
+@click.option(
+    "--blocks",
+    "multiple",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="Astro: K × 750 000.",
+)
 def block_generate(game_name: str, out: Path, table_file: Path | None, multiple: int) -> None:
     """Build a full-size block of GAME, shuffled by a CSPRNG, and write it to --out."""
     game = sized_game(game_with_table(game_name, table_file), multiple)
@@ -173,12 +180,12 @@ def ticket_check(source: BinaryIO, table_file: Path | None) -> None:
     """Validate and evaluate each ticket document (JSON lines) of SOURCE, or - for stdin."""
     custom = None if table_file is None else game_with_table(_table_game(table_file), table_file)
     total = invalid = 0
-    for number, raw in enumerate(source, start=1):
+    for number, raw in enumerate(lines_of(source), start=1):
         if not raw.strip():
             continue
         total += 1
         try:
-            document = json.loads(decode_utf8(raw, "the line"))
+            document = parse_json(decode_utf8(raw, "the line"), "the line")
             if not isinstance(document, dict):
                 raise InvalidTicket(f"a ticket document is a JSON object, got {document!r}")
             name = document.get("game")
@@ -188,9 +195,6 @@ def ticket_check(source: BinaryIO, table_file: Path | None) -> None:
             game.validate(document)
             prize = game.evaluate(document)
             click.echo(f"line {number}: valid {name} ticket, prize {format_euros(prize)} ({prize})")
-        except json.JSONDecodeError as exc:
-            invalid += 1
-            click.echo(f"line {number}: not JSON: {exc}")
         except (InvalidTicket, UnknownGame, InvalidInput) as exc:
             invalid += 1
             click.echo(f"line {number}: invalid: {exc.message}")

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from grattage.blocks.proofs import verify_disclosure, verify_ticket_proof
-from grattage.entrypoints.cli.files import read_text
-from grattage.errors import InvalidInput
+from grattage.entrypoints.cli.files import parse_json, read_text
 from grattage.games.money import format_euros
 
 
 def _read_json(path: Path) -> Any:
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{str(path)!r} is not a JSON document: {exc}") from None
+    return parse_json(read_text(path), repr(str(path)))
 
 
 @click.command("verify-ticket")

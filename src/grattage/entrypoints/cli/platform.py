@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from grattage.entrypoints.cli.files import read_text
+from grattage.entrypoints.cli.files import BLOCK_ID, read_text
 from grattage.settings import Settings
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def emission() -> None:
 
 @emission.command("create")
 @click.argument("game")
-@click.option("--blocks", "count", type=int, default=1, show_default=True)
+@click.option("--blocks", "count", type=click.IntRange(1, 1000), default=1, show_default=True)
 @click.option("--prize-table", "table_file", type=click.Path(path_type=Path), default=None)
 def emission_create(game: str, count: int, table_file: Path | None) -> None:
     """Create COUNT blocks of GAME (its packaged prize table, or FILE)."""
@@ -104,7 +104,7 @@ def block_list(game: str | None) -> None:
 
 
 @block.command("close")
-@click.argument("block_id", type=int)
+@click.argument("block_id", type=BLOCK_ID)
 def block_close(block_id: int) -> None:
     """Withdraw BLOCK_ID from sale (the next pending block opens if none is left)."""
     from grattage.service.emissions import close_block
@@ -114,7 +114,7 @@ def block_close(block_id: int) -> None:
 
 
 @block.command("open")
-@click.argument("block_id", type=int)
+@click.argument("block_id", type=BLOCK_ID)
 def block_open(block_id: int) -> None:
     """Put pending BLOCK_ID on sale alongside the open ones."""
     from grattage.service.emissions import open_block
@@ -124,7 +124,7 @@ def block_open(block_id: int) -> None:
 
 
 @block.command("commitment")
-@click.argument("block_id", type=int)
+@click.argument("block_id", type=BLOCK_ID)
 def block_commitment(block_id: int) -> None:
     """Print BLOCK_ID's public commitment (JSON), as GET /api/blocks/ID/commitment serves it."""
     import json
@@ -135,7 +135,7 @@ def block_commitment(block_id: int) -> None:
 
 
 @block.command("disclose")
-@click.argument("block_id", type=int)
+@click.argument("block_id", type=BLOCK_ID)
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 def block_disclose(block_id: int, out: Path) -> None:
     """Write an exhausted or closed block's disclosure (key and tiers) to --out."""

@@ -90,5 +90,10 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, error: StarletteHTTPException) -> JSONResponse:
         status = error.status_code
-        code = _CODE_BY_STATUS.get(status, "error")
-        return error_response(status, code, str(error.detail))
+        if status == 400:
+            # A body the framework cannot even decode (not UTF-8): bad input like any other,
+            # 422 as docs/api.md says — a truncated JSON body already answers 422.
+            return error_response(422, InvalidInput.code, "the body is not UTF-8 JSON")
+        answer = error_response(status, _CODE_BY_STATUS.get(status, "error"), str(error.detail))
+        answer.headers.update(error.headers or {})  # e.g. a 405's Allow
+        return answer
