@@ -78,7 +78,10 @@ def test_checking_a_tampered_ticket_fails_and_names_the_line(run):
     [
         (("ticket", "design", "poker", "--prize", "5"), "unknown game 'poker'"),
         (("ticket", "design", "cash", "--prize", "150"), "no prize of 150 €"),
-        (("ticket", "design", "cash", "--prize", "abc"), "not an amount in euros (digits, at most 2 decimals): 'abc'"),
+        (
+            ("ticket", "design", "cash", "--prize", "abc"),
+            "not an amount in euros (digits, at most 2 decimals): 'abc'",
+        ),
         (("ticket", "design", "cash", "--prize", "0.001"), "at most 2 decimals"),
         (("ticket", "design", "astro", "--prize", "2", "--sign", "dragon"), "'dragon'"),
         (("ticket", "design", "astro", "--prize", "2"), "got None"),
