@@ -8,7 +8,7 @@ entry points word it (``grattage reconcile`` prints one line per discrepancy).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from grattage.service.context import Platform
 
@@ -35,15 +35,7 @@ Rule = Literal[
     "unit_beyond_counter",
 ]
 
-CHECKS: tuple[Check, ...] = (
-    "balances",
-    "no_negative_balance",
-    "entries_sum_to_zero",
-    "movements_balanced",
-    "one_stake_per_ticket",
-    "one_prize_per_winning_ticket",
-    "units_sold_once",
-)
+CHECKS: tuple[Check, ...] = get_args(Check)
 """Every check, in the order they run."""
 
 

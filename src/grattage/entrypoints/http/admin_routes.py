@@ -3,7 +3,6 @@ service, and every route but the log-in needs an operator."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -12,7 +11,6 @@ from fastapi.responses import PlainTextResponse
 from grattage.entrypoints.http.admin_auth import ADMIN_COOKIE, current_operator
 from grattage.entrypoints.http.answers import (
     ERRORS,
-    AuditEntryAnswer,
     AuditLog,
     AuditVerification,
     BlockList,
@@ -179,7 +177,7 @@ def audit(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> AuditLog:
     entries = audit_trail.latest(platform_of(request), limit)
-    return AuditLog(entries=[AuditEntryAnswer(**asdict(entry)) for entry in entries])
+    return AuditLog(entries=entries)
 
 
 @router.get("/audit/verify")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from grattage.service.records import (
     ActivityDay,
     ActivityTotals,
+    AuditRecord,
     BlockReportRow,
     BlockSummary,
     DayReportRow,
@@ -173,18 +174,8 @@ class ReportAnswer(Answer):
     rows: list[BlockReportRow] | list[DayReportRow]
 
 
-class AuditEntryAnswer(Answer):
-    id: int
-    created_at: str
-    actor: str
-    action: str
-    subject: str
-    details: dict[str, Any]
-    hash: str
-
-
 class AuditLog(Answer):
-    entries: list[AuditEntryAnswer]
+    entries: list[AuditRecord]
 
 
 class AuditVerification(Answer):
