@@ -8,7 +8,9 @@ from grattage.games.registry import (
     find_game,
     game_names,
     load_table,
+    load_table_bytes,
     register_game,
+    rules_versions,
 )
 from grattage.games.table import PrizeTable, Tier
 
@@ -25,5 +27,7 @@ __all__ = [
     "find_game",
     "game_names",
     "load_table",
+    "load_table_bytes",
     "register_game",
+    "rules_versions",
 ]

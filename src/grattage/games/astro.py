@@ -13,7 +13,7 @@ multiplied by the banner's factor if it has one; otherwise it loses, whatever th
 be shown (``shows``): then those gains replace its prize (16 000 € is shown only as 8 000 × 2,
 art. 4.2.2).
 
-**Design policy** (what :meth:`Astro.design` shows for a prize):
+**Design policy, design-v1** (:class:`AstroDesignV1`, blocks committed before design-v2):
 
 * A winning ticket: one way to show the prize, drawn uniformly among the tier's ``shows`` or,
   when it lists none, among every (gain, multiplier) with a shown gain amount and a multiplier
@@ -23,17 +23,33 @@ art. 4.2.2).
 * A losing ticket: no sign or one sign (each with probability ½, the one at a uniform place),
   the other discs drawn as above, a Gain amount drawn uniformly among the shown amounts and a
   banner drawn uniformly among every phrase, multiplying or not — it cannot win.
+
+**Design policy, design-v2** (:class:`Astro`, every new block): the discs and the winning ways
+as in design-v1, but
+
+* a losing ticket's Gain is drawn from the distribution of the winning tickets' Gains (each
+  tier weighted by its count, each of its ways by 1 / its number of ways), so the Gain box,
+  scratched first, tells nothing: P(win | Gain = g) is the base rate for every g;
+* a losing ticket's banner shows one of the four losing phrases (never a multiplying one);
+* a win without multiplier shows one of :data:`PLAIN_WIN_PHRASES`, which agree with « Gagné ! »
+  (never « Votre étoile brillera une autre fois. »);
+* the Gain box shows a prize of the table only (art. 4.2.2): a tier's ``shows`` must use gains
+  that are prizes of the table, and the 16 000 € prize is shown only as 8 000 € × 2
+  (:data:`ONLY_AS_PRODUCT`), whether or not its row says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import reduce
+from itertools import accumulate
+from math import gcd, lcm
 from typing import Any
 
 from grattage.errors import InvalidPrizeTable, InvalidTicket
 from grattage.games.base import ShownInWays, TicketDocument, _is_int, require_game
 from grattage.games.money import format_euros
-from grattage.games.randomness import Randomness
+from grattage.games.randomness import Randomness, weighted
 from grattage.games.table import PrizeTable, Show
 
 SIGNS: tuple[str, ...] = (
@@ -70,81 +86,31 @@ PHRASES: dict[str, int | None] = {
 }
 ALL_PHRASES: tuple[str, ...] = tuple(PHRASES)
 
+PLAIN_WIN_PHRASES: tuple[str, ...] = (LOSING_PHRASES[0], LOSING_PHRASES[3])
+"""design-v2: the banner of a win without multiplier — no multiplier, and nothing that says the
+ticket lost (« Pas de multiplicateur cette fois-ci. », « Aucun multiplicateur sous ce ciel. »)."""
+ONLY_AS_PRODUCT: dict[int, tuple[Show, ...]] = {1_600_000: ((800_000, 2),)}
+"""design-v2: prizes the regulation shows only as a product (art. 4.2.2: « le lot de 16 000 EUR
+est constitué d'un lot de 8 000 EUR associé au multiplicateur 2 »)."""
+
 _SYMBOL_SET = frozenset((SIGN, *SYMBOLS))
 PHASE_ONE_ZONES: tuple[str, ...] = (*(f"symbols/{i}" for i in range(DISCS)), "gain")
 
 
-class Astro(ShownInWays[Show]):
+class _AstroRules(ShownInWays[Show]):
+    """What every rules version of Astro shares: the ticket, its zones and the win rule."""
+
     name = "astro"
     title = "Astro"
     price_cents = 200
     base_block_size = 750_000
     allows_block_multiples = True
-    rules_version = "astro/2005-08-29/design-v1"
     choices = SIGNS
+    gains: tuple[int, ...]
+    """The amounts the Gain box may show (checked by :meth:`_read`)."""
+    _gain_set: frozenset[int]
     zones = (*PHASE_ONE_ZONES, "banner")
     reveals_after_inactivity = False  # only abandoned tickets are finished by the system
-
-    def _prepare(self, table: PrizeTable) -> None:
-        if table.amounts_cents:
-            raise InvalidPrizeTable("Astro tables take no 'amounts_cents' (gains are the prizes)")
-        for tier in table.tiers:
-            for gain, multiplier in tier.shows:
-                if multiplier is not None and multiplier not in MULTIPLIERS:
-                    raise InvalidPrizeTable(
-                        f"row {tier.index}: multiplier {multiplier!r} does not exist "
-                        f"(the game has {', '.join(map(str, MULTIPLIERS))})"
-                    )
-                if gain * (multiplier or 1) != tier.prize_cents:
-                    raise InvalidPrizeTable(
-                        f"row {tier.index}: {gain!r} × {multiplier!r} does not make the prize "
-                        f"{tier.prize_cents!r}"
-                    )
-        gains: set[int] = set()
-        for tier in table.tiers:
-            gains.update(g for g, _ in tier.shows) if tier.shows else gains.add(tier.prize_cents)
-        self.gains: tuple[int, ...] = tuple(sorted(gains, reverse=True))
-        self._gain_set = frozenset(gains)
-        for tier in table.tiers:
-            ways = list(tier.shows) or [
-                (gain, multiplier)
-                for gain in self.gains
-                for multiplier in (None, *MULTIPLIERS)
-                if gain * (multiplier or 1) == tier.prize_cents
-            ]
-            self._keep_ways(
-                tier,
-                ways,
-                "no Gain amount times a multiplier makes the prize "
-                f"{format_euros(tier.prize_cents)}",
-            )
-
-    def design(
-        self, prize_cents: int, rng: Randomness, choice: str | None = None
-    ) -> TicketDocument:
-        sign = self.check_choice(choice)
-        symbols = [SYMBOLS[rng.below(len(SYMBOLS))] for _ in range(DISCS)]
-        if prize_cents == 0:
-            if rng.below(2):
-                symbols[rng.below(DISCS)] = SIGN
-            gain = self.gains[rng.below(len(self.gains))]
-            text = ALL_PHRASES[rng.below(len(ALL_PHRASES))]
-        else:
-            gain, multiplier = self._draw_way(prize_cents, rng)
-            first = rng.below(DISCS)
-            second = rng.below(DISCS - 1)
-            symbols[first] = SIGN
-            symbols[second + (second >= first)] = SIGN
-            phrases = LOSING_PHRASES if multiplier is None else MULTIPLYING_PHRASES[multiplier]
-            text = phrases[rng.below(len(phrases))]
-        return {
-            "game": self.name,
-            "sign": sign,
-            "symbols": symbols,
-            "gain_cents": gain,
-            "banner": {"text": text, "multiplier": PHRASES[text]},
-            "prize_cents": prize_cents,
-        }
 
     def _read(self, ticket: Mapping[str, Any]) -> tuple[int, int, int | None]:
         """(signs shown, gain, multiplier), checked against every rule of art. 4.2."""
@@ -203,3 +169,174 @@ class Astro(ShownInWays[Show]):
     def zone_prerequisites(self, zone: str) -> tuple[str, ...]:
         self.check_zone(zone)
         return PHASE_ONE_ZONES if zone == "banner" else ()
+
+
+class AstroDesignV1(_AstroRules):
+    """design-v1: a loser's Gain uniform, any banner (kept to re-derive its blocks)."""
+
+    rules_version = "astro/2005-08-29/design-v1"
+
+    def _prepare(self, table: PrizeTable) -> None:  # design-v1's checks, kept exactly
+        if table.amounts_cents:
+            raise InvalidPrizeTable("Astro tables take no 'amounts_cents' (gains are the prizes)")
+        for tier in table.tiers:
+            for gain, multiplier in tier.shows:
+                if multiplier is not None and multiplier not in MULTIPLIERS:
+                    raise InvalidPrizeTable(
+                        f"row {tier.index}: multiplier {multiplier!r} does not exist "
+                        f"(the game has {', '.join(map(str, MULTIPLIERS))})"
+                    )
+                if gain * (multiplier or 1) != tier.prize_cents:
+                    raise InvalidPrizeTable(
+                        f"row {tier.index}: {gain!r} × {multiplier!r} does not make the prize "
+                        f"{tier.prize_cents!r}"
+                    )
+        gains: set[int] = set()
+        for tier in table.tiers:
+            gains.update(g for g, _ in tier.shows) if tier.shows else gains.add(tier.prize_cents)
+        self.gains = tuple(sorted(gains, reverse=True))
+        self._gain_set = frozenset(gains)
+        for tier in table.tiers:
+            ways = list(tier.shows) or [
+                (gain, multiplier)
+                for gain in self.gains
+                for multiplier in (None, *MULTIPLIERS)
+                if gain * (multiplier or 1) == tier.prize_cents
+            ]
+            self._keep_ways(
+                tier,
+                ways,
+                "no Gain amount times a multiplier makes the prize "
+                f"{format_euros(tier.prize_cents)}",
+            )
+
+    def design(
+        self, prize_cents: int, rng: Randomness, choice: str | None = None
+    ) -> TicketDocument:
+        sign = self.check_choice(choice)
+        symbols = [SYMBOLS[rng.below(len(SYMBOLS))] for _ in range(DISCS)]
+        if prize_cents == 0:
+            if rng.below(2):
+                symbols[rng.below(DISCS)] = SIGN
+            gain = self.gains[rng.below(len(self.gains))]
+            text = ALL_PHRASES[rng.below(len(ALL_PHRASES))]
+        else:
+            gain, multiplier = self._draw_way(prize_cents, rng)
+            first = rng.below(DISCS)
+            second = rng.below(DISCS - 1)
+            symbols[first] = SIGN
+            symbols[second + (second >= first)] = SIGN
+            phrases = LOSING_PHRASES if multiplier is None else MULTIPLYING_PHRASES[multiplier]
+            text = phrases[rng.below(len(phrases))]
+        return {
+            "game": self.name,
+            "sign": sign,
+            "symbols": symbols,
+            "gain_cents": gain,
+            "banner": {"text": text, "multiplier": PHRASES[text]},
+            "prize_cents": prize_cents,
+        }
+
+
+class Astro(_AstroRules):
+    """design-v2, the current rules: a loser's Gain drawn like a winner's, honest banners."""
+
+    rules_version = "astro/2005-08-29/design-v2"
+
+    def _prepare(self, table: PrizeTable) -> None:
+        if table.amounts_cents:
+            raise InvalidPrizeTable("Astro tables take no 'amounts_cents' (gains are the prizes)")
+        prizes = {t.prize_cents for t in table.tiers if t.count > 0}
+        plain = prizes - set(ONLY_AS_PRODUCT)
+        for tier in table.tiers:
+            for gain, multiplier in tier.shows:
+                where = f"row {tier.index}"
+                if multiplier is not None and multiplier not in MULTIPLIERS:
+                    raise InvalidPrizeTable(
+                        f"{where}: multiplier {multiplier!r} does not exist "
+                        f"(the game has {', '.join(map(str, MULTIPLIERS))})"
+                    )
+                if gain * (multiplier or 1) != tier.prize_cents:
+                    raise InvalidPrizeTable(
+                        f"{where}: {gain!r} × {multiplier!r} does not make the prize "
+                        f"{tier.prize_cents!r}"
+                    )
+                if gain not in plain:
+                    raise InvalidPrizeTable(
+                        f"{where}: the Gain {format_euros(gain)} is not a prize the Gain box may "
+                        "show (art. 4.2.2: a prize of the table, 16 000 € only as 8 000 € × 2)"
+                    )
+        for tier in table.tiers:
+            if tier.count == 0:
+                continue
+            ways = list(tier.shows or ONLY_AS_PRODUCT.get(tier.prize_cents, ())) or [
+                (gain, multiplier)
+                for gain in sorted(plain, reverse=True)
+                for multiplier in (None, *MULTIPLIERS)
+                if gain * (multiplier or 1) == tier.prize_cents
+            ]
+            for gain, multiplier in ways:
+                if gain not in plain:
+                    raise InvalidPrizeTable(
+                        f"row {tier.index}: {format_euros(tier.prize_cents)} is shown only as "
+                        f"{format_euros(gain)} × {multiplier or 1}, and {format_euros(gain)} "
+                        "is not a prize of the table (art. 4.2.2)"
+                    )
+            self._keep_ways(
+                tier,
+                ways,
+                "no Gain amount (a prize of the table) times a multiplier makes the prize "
+                f"{format_euros(tier.prize_cents)}",
+            )
+        self.loser_gains, self.loser_gain_weights = losing_gain_distribution(table, self._ways)
+        self._loser_cumulative = tuple(accumulate(self.loser_gain_weights))
+        self.gains = self.loser_gains
+        self._gain_set = frozenset(self.gains)
+
+    def design(
+        self, prize_cents: int, rng: Randomness, choice: str | None = None
+    ) -> TicketDocument:
+        sign = self.check_choice(choice)
+        symbols = [SYMBOLS[rng.below(len(SYMBOLS))] for _ in range(DISCS)]
+        if prize_cents == 0:
+            if rng.below(2):
+                symbols[rng.below(DISCS)] = SIGN
+            gain = self.loser_gains[weighted(rng, self._loser_cumulative)]
+            text = LOSING_PHRASES[rng.below(len(LOSING_PHRASES))]
+        else:
+            gain, multiplier = self._draw_way(prize_cents, rng)
+            first = rng.below(DISCS)
+            second = rng.below(DISCS - 1)
+            symbols[first] = SIGN
+            symbols[second + (second >= first)] = SIGN
+            phrases = PLAIN_WIN_PHRASES if multiplier is None else MULTIPLYING_PHRASES[multiplier]
+            text = phrases[rng.below(len(phrases))]
+        return {
+            "game": self.name,
+            "sign": sign,
+            "symbols": symbols,
+            "gain_cents": gain,
+            "banner": {"text": text, "multiplier": PHRASES[text]},
+            "prize_cents": prize_cents,
+        }
+
+
+def losing_gain_distribution(
+    table: PrizeTable, ways: Mapping[int, list[Show]]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """design-v2's Gain amounts of a losing ticket and their integer weights (largest first,
+    gcd 1): the weight of *g* is ``sum over the rows with a prize of count × (L / n_ways) ×
+    (the row's ways whose Gain is g)``, ``L`` the least common multiple of the rows' numbers of
+    ways — the winners' Gains, so that a Gain tells nothing of the win."""
+    live = [t for t in table.tiers if t.count > 0]
+    if not live:
+        raise InvalidPrizeTable("the table has no prize to give (every count is 0)")
+    common = reduce(lcm, (len(ways[t.prize_cents]) for t in live), 1)
+    weight: dict[int, int] = {}
+    for tier in live:
+        share = tier.count * (common // len(ways[tier.prize_cents]))
+        for gain, _ in ways[tier.prize_cents]:
+            weight[gain] = weight.get(gain, 0) + share
+    divisor = reduce(gcd, weight.values())
+    gains = tuple(sorted(weight, reverse=True))
+    return gains, tuple(weight[g] // divisor for g in gains)

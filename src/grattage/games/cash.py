@@ -7,7 +7,7 @@ at most once per zone; every amount is one of the table's amounts (art. 4.2).
 **Win rule** (art. 4.4): the prize is the sum of the amounts of the stars whose number is also
 a winning number; several matches form one indivisible prize. Nothing else wins.
 
-**Design policy** (what :meth:`Cash.design` shows for a prize):
+**Design policy, design-v1** (:class:`CashDesignV1`, blocks committed before design-v2):
 
 * A prize is shown as 1 to 5 matches whose amounts, each one of the table's amounts, add up to
   the prize. The ways to do so are all multisets of at most 5 amounts with that sum, listed once
@@ -19,17 +19,30 @@ a winning number; several matches form one indivisible prize. Nothing else wins.
 * A decoy star's amount is drawn uniformly from the table's amounts; then the 20 stars are
   shuffled. Winning numbers are shown in increasing order.
 * Every draw goes through the ``rng`` passed in, so a design is a pure function of its state.
+
+**Design policy, design-v2** (:class:`Cash`, every new block): the same draws, in the same
+order, except that a decoy's amount is drawn from one fixed distribution *q* of the table: the
+distribution of a matched star's amount over the winning tickets (each tier weighted by its
+count, each of its ways by 1 / its number of ways, each way counting its parts). A star of a
+losing ticket then shows amount *a* exactly as often as a star of a winning ticket does, so
+scratching stars tells nothing about the win beyond the win rule, and losing tickets show the
+top prize no more often than winning ones. Star amounts are the table's prizes only (art. 4.2),
+never the amount of a row that has no prize to give.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping
+from functools import reduce
+from itertools import accumulate
+from math import gcd, lcm
 from typing import Any
 
 from grattage.errors import InvalidChoice, InvalidPrizeTable, InvalidTicket
 from grattage.games.base import ShownInWays, TicketDocument, _is_int, require_game
 from grattage.games.money import format_euros
-from grattage.games.randomness import Randomness
+from grattage.games.randomness import WORD_SPACE, Randomness, weighted
 from grattage.games.table import PrizeTable
 
 NUMBERS: tuple[int, ...] = tuple(n for n in range(1, 41) if n not in (5, 10, 20))
@@ -61,69 +74,23 @@ def decompositions(prize: int, amounts: tuple[int, ...], max_parts: int) -> list
     return found
 
 
-class Cash(ShownInWays[Decomposition]):
+class _CashRules(ShownInWays[Decomposition]):
+    """What every rules version of Cash shares: the ticket, its zones and the win rule."""
+
     name = "cash"
     title = "Cash 500 000 €"
     price_cents = 500
     base_block_size = 12_000_000
     allows_block_multiples = False
-    rules_version = "cash/2009-03-16/design-v1"
     choices = ()
+    amounts: tuple[int, ...]
+    """The amounts a star may show (checked by :meth:`_read`)."""
+    _amount_set: frozenset[int]
     reveals_after_inactivity = True  # art. 4.3
     zones = (
         *(f"your_numbers/{i}" for i in range(STARS)),
         *(f"winning_numbers/{i}" for i in range(CLOVERS)),
     )
-
-    def _prepare(self, table: PrizeTable) -> None:
-        self.amounts: tuple[int, ...] = table.amounts_cents or tuple(
-            sorted((t.prize_cents for t in table.tiers), reverse=True)
-        )
-        self._amount_set = frozenset(self.amounts)
-        for tier in table.tiers:
-            if tier.shows:
-                raise InvalidPrizeTable(
-                    f"row {tier.index}: Cash tiers take no 'shows' (a prize is a sum of amounts)"
-                )
-            self._keep_ways(
-                tier,
-                decompositions(tier.prize_cents, self.amounts, MAX_MATCHES),
-                f"no sum of at most {MAX_MATCHES} of the table's amounts makes the prize "
-                f"{format_euros(tier.prize_cents)} ({tier.prize_cents!r} cents)",
-            )
-
-    def design(
-        self, prize_cents: int, rng: Randomness, choice: str | None = None
-    ) -> TicketDocument:
-        if choice is not None:
-            raise InvalidChoice(f"cash takes no choice, got {choice!r}")
-        if prize_cents == 0:
-            parts: Decomposition = ()
-        else:
-            parts = self._draw_way(prize_cents, rng)
-        matches = len(parts)
-        pool = list(NUMBERS)
-        size = len(pool)
-        drawn = CLOVERS + STARS - matches
-        for i in range(drawn):  # partial Fisher–Yates over rng.below (see randomness)
-            j = i + rng.below(size - i)
-            pool[i], pool[j] = pool[j], pool[i]
-        winning = pool[:CLOVERS]
-        amounts = self.amounts
-        stars = [{"number": winning[i], "amount_cents": parts[i]} for i in range(matches)]
-        stars.extend(
-            {"number": number, "amount_cents": amounts[rng.below(len(amounts))]}
-            for number in pool[CLOVERS:drawn]
-        )
-        for i in range(STARS - 1):
-            j = i + rng.below(STARS - i)
-            stars[i], stars[j] = stars[j], stars[i]
-        return {
-            "game": self.name,
-            "winning_numbers": sorted(winning),
-            "your_numbers": stars,
-            "prize_cents": prize_cents,
-        }
 
     def _read(self, ticket: Mapping[str, Any]) -> tuple[list[int], list[tuple[int, int]]]:
         """The visible content, checked against every rule of art. 4.2."""
@@ -187,3 +154,157 @@ class Cash(ShownInWays[Decomposition]):
         self.check_zone(zone)
         area, _, index = zone.partition("/")
         return ticket[area][int(index)]
+
+
+class CashDesignV1(_CashRules):
+    """design-v1: decoy amounts uniform over the table's amounts (kept to re-derive its blocks)."""
+
+    rules_version = "cash/2009-03-16/design-v1"
+
+    def _prepare(self, table: PrizeTable) -> None:  # design-v1's checks, kept exactly
+        self.amounts = table.amounts_cents or tuple(
+            sorted((t.prize_cents for t in table.tiers), reverse=True)
+        )
+        self._amount_set = frozenset(self.amounts)
+        for tier in table.tiers:
+            if tier.shows:
+                raise InvalidPrizeTable(
+                    f"row {tier.index}: Cash tiers take no 'shows' (a prize is a sum of amounts)"
+                )
+            self._keep_ways(
+                tier,
+                decompositions(tier.prize_cents, self.amounts, MAX_MATCHES),
+                f"no sum of at most {MAX_MATCHES} of the table's amounts makes the prize "
+                f"{format_euros(tier.prize_cents)} ({tier.prize_cents!r} cents)",
+            )
+
+    def design(
+        self, prize_cents: int, rng: Randomness, choice: str | None = None
+    ) -> TicketDocument:
+        if choice is not None:
+            raise InvalidChoice(f"cash takes no choice, got {choice!r}")
+        if prize_cents == 0:
+            parts: Decomposition = ()
+        else:
+            parts = self._draw_way(prize_cents, rng)
+        matches = len(parts)
+        pool = list(NUMBERS)
+        size = len(pool)
+        drawn = CLOVERS + STARS - matches
+        for i in range(drawn):  # partial Fisher–Yates over rng.below (see randomness)
+            j = i + rng.below(size - i)
+            pool[i], pool[j] = pool[j], pool[i]
+        winning = pool[:CLOVERS]
+        amounts = self.amounts
+        stars = [{"number": winning[i], "amount_cents": parts[i]} for i in range(matches)]
+        stars.extend(
+            {"number": number, "amount_cents": amounts[rng.below(len(amounts))]}
+            for number in pool[CLOVERS:drawn]
+        )
+        for i in range(STARS - 1):
+            j = i + rng.below(STARS - i)
+            stars[i], stars[j] = stars[j], stars[i]
+        return {
+            "game": self.name,
+            "winning_numbers": sorted(winning),
+            "your_numbers": stars,
+            "prize_cents": prize_cents,
+        }
+
+
+class Cash(_CashRules):
+    """design-v2, the current rules: decoys drawn from the winners' matched amounts."""
+
+    rules_version = "cash/2009-03-16/design-v2"
+
+    def _prepare(self, table: PrizeTable) -> None:
+        prizes = {t.prize_cents for t in table.tiers if t.count > 0}
+        listed = table.amounts_cents or tuple(sorted(prizes, reverse=True))
+        self.amounts = tuple(a for a in listed if a in prizes)
+        self._amount_set = frozenset(self.amounts)
+        for tier in table.tiers:
+            if tier.shows:
+                raise InvalidPrizeTable(
+                    f"row {tier.index}: Cash tiers take no 'shows' (a prize is a sum of amounts)"
+                )
+            if tier.count == 0:  # no ticket shows it, and its amount is no star's
+                continue
+            self._keep_ways(
+                tier,
+                decompositions(tier.prize_cents, self.amounts, MAX_MATCHES),
+                f"no sum of at most {MAX_MATCHES} of the table's amounts makes the prize "
+                f"{format_euros(tier.prize_cents)} ({tier.prize_cents!r} cents)",
+            )
+        for position, amount in enumerate(table.amounts_cents):  # after the rows: they name one
+            if amount not in prizes:
+                raise InvalidPrizeTable(
+                    f"amounts_cents[{position}]: {format_euros(amount)} ({amount!r} cents) is not "
+                    "a prize of the table (art. 4.2: a star shows one of the table's prizes only)"
+                )
+        self.decoy_amounts, self.decoy_weights = decoy_distribution(table, self._ways)
+        self._decoy_cumulative = tuple(accumulate(self.decoy_weights))
+        self._decoy_total = self._decoy_cumulative[-1]
+
+    def design(
+        self, prize_cents: int, rng: Randomness, choice: str | None = None
+    ) -> TicketDocument:
+        if choice is not None:
+            raise InvalidChoice(f"cash takes no choice, got {choice!r}")
+        if prize_cents == 0:
+            parts: Decomposition = ()
+        else:
+            parts = self._draw_way(prize_cents, rng)
+        matches = len(parts)
+        pool = list(NUMBERS)
+        size = len(pool)
+        drawn = CLOVERS + STARS - matches
+        for i in range(drawn):  # partial Fisher–Yates over rng.below (see randomness)
+            j = i + rng.below(size - i)
+            pool[i], pool[j] = pool[j], pool[i]
+        winning = pool[:CLOVERS]
+        decoys, cumulative, total = self.decoy_amounts, self._decoy_cumulative, self._decoy_total
+        stars = [{"number": winning[i], "amount_cents": parts[i]} for i in range(matches)]
+        if total <= WORD_SPACE:  # weighted() inlined, the same draw: the hot loop of a design
+            below = rng.below
+            stars.extend(
+                {"number": number, "amount_cents": decoys[bisect_right(cumulative, below(total))]}
+                for number in pool[CLOVERS:drawn]
+            )
+        else:
+            stars.extend(
+                {"number": number, "amount_cents": decoys[weighted(rng, cumulative)]}
+                for number in pool[CLOVERS:drawn]
+            )
+        for i in range(STARS - 1):
+            j = i + rng.below(STARS - i)
+            stars[i], stars[j] = stars[j], stars[i]
+        return {
+            "game": self.name,
+            "winning_numbers": sorted(winning),
+            "your_numbers": stars,
+            "prize_cents": prize_cents,
+        }
+
+
+def decoy_distribution(
+    table: PrizeTable, ways: Mapping[int, list[Decomposition]]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """design-v2's decoy amounts and their integer weights (largest amount first, gcd 1).
+
+    The weight of amount *a* is ``sum over the rows with a prize of count × (L / n_ways) ×
+    (parts equal to a, over all the row's ways)``, ``L`` the least common multiple of the rows'
+    numbers of ways: how many matched stars show *a* in ``L`` copies of the block's winners.
+    Amounts of weight 0 are left out."""
+    live = [t for t in table.tiers if t.count > 0]
+    if not live:
+        raise InvalidPrizeTable("the table has no prize to give (every count is 0)")
+    common = reduce(lcm, (len(ways[t.prize_cents]) for t in live), 1)
+    weight: dict[int, int] = {}
+    for tier in live:
+        share = tier.count * (common // len(ways[tier.prize_cents]))
+        for way in ways[tier.prize_cents]:
+            for part in way:
+                weight[part] = weight.get(part, 0) + share
+    divisor = reduce(gcd, weight.values())
+    amounts = tuple(sorted(weight, reverse=True))
+    return amounts, tuple(weight[a] // divisor for a in amounts)

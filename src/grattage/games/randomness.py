@@ -9,6 +9,14 @@ so the draws are specified here down to the byte, using only the standard librar
 * ``below(n)`` takes the next word ``w`` and rejects it while ``w >= 2**32 - 2**32 % n`` (so every
   residue is equally likely), then answers ``w % n``.
 
+* ``uniform_below(rng, n)`` extends ``below`` past 2**32 (design-v2's weighted draws): with
+  ``k = ceil(bitlength(n - 1) / 32)`` words, it reads ``x`` = the next ``k`` words
+  ``below(2**32)`` (each one word, never rejected), most significant first, rejects ``x`` while
+  ``x >= 2**(32k) - 2**(32k) % n``, and answers ``x % n``; for ``n <= 2**32`` it is ``below(n)``.
+* ``weighted(rng, cumulative)`` draws index ``i`` with probability ``weight_i / total`` from the
+  running sums ``cumulative`` (``total`` last): ``x = uniform_below(rng, total)``, then the first
+  ``i`` with ``x < cumulative[i]``.
+
 The games build their shuffles from ``below`` alone (Cash's partial Fisher–Yates swaps item ``i``
 with item ``i + below(len - i)``): a design is pinned by the seed and the order of its draws.
 
@@ -21,6 +29,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 import struct
+from bisect import bisect_right
+from collections.abc import Sequence
 from typing import Protocol
 
 _DOMAIN = b"grattage/rng/v1"
@@ -28,6 +38,8 @@ _CHUNK_BYTES = 512
 _WORDS_PER_CHUNK = _CHUNK_BYTES // 4
 _WORDS = struct.Struct(f">{_WORDS_PER_CHUNK}I")
 _WORD_SPACE = 1 << 32
+WORD_SPACE = _WORD_SPACE
+"""2**32: ``below(n)`` takes any ``n`` up to it; ``uniform_below`` goes beyond."""
 
 
 class Randomness(Protocol):
@@ -75,3 +87,23 @@ class SystemRandomness:
 
     def below(self, n: int) -> int:
         return secrets.randbelow(n)
+
+
+def uniform_below(rng: Randomness, n: int) -> int:
+    """A uniform integer in ``range(n)`` for any ``n >= 1``, from whole 32-bit words."""
+    if n <= _WORD_SPACE:
+        return rng.below(n)
+    words = -(-(n - 1).bit_length() // 32)
+    space = 1 << (32 * words)
+    limit = space - space % n
+    while True:
+        x = 0
+        for _ in range(words):
+            x = (x << 32) | rng.below(_WORD_SPACE)
+        if x < limit:
+            return x % n
+
+
+def weighted(rng: Randomness, cumulative: Sequence[int]) -> int:
+    """Index ``i`` with probability ``(cumulative[i] - cumulative[i - 1]) / cumulative[-1]``."""
+    return bisect_right(cumulative, uniform_below(rng, cumulative[-1]))
