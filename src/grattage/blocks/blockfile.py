@@ -31,7 +31,7 @@ from grattage.blocks.progress import Progress, silent
 from grattage.blocks.shuffle import TierArray
 from grattage.errors import InvalidBlockFile, InvalidInput, VerificationFailed
 from grattage.games.base import Game
-from grattage.games.registry import game_type
+from grattage.games.registry import find_game
 from grattage.games.table import PrizeTable, table_from_dict
 
 MAGIC = b"GRTBLK01"
@@ -165,10 +165,11 @@ def verify_block_file(path: Path, progress: Progress = silent) -> VerifiedBlock:
     with open(path, "rb") as stream:
         header = read_header(stream, name)
         try:
-            game_type(header.game)(header.table)
+            # the rules the block was made under, not today's: a block keeps its rules version
+            find_game(header.game, header.table, rules_version=header.rules_version)
         except InvalidInput as exc:
             raise InvalidBlockFile(
-                f"{name}: the header's table is unusable: {exc.message}"
+                f"{name}: the header's table or rules are unusable: {exc.message}"
             ) from None
         tier_count = len(header.table.tiers) + 1
         counts = np.zeros(256, dtype=np.int64)

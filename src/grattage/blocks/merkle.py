@@ -29,6 +29,19 @@ def leaf_hash(block_id: bytes, position: int, tier: int, salt: bytes) -> bytes:
     ).digest()
 
 
+def unit_leaf_v2(block_id: bytes, position: int, tier: int, prize_cents: int, salt: bytes) -> bytes:
+    """Leaf version 2: ``SHA-256(0x00 || block_id || position (u64 BE) || tier (u8) ||
+    prize_cents (u64 BE) || salt)`` — the root then fixes every unit's amount, not only its tier."""
+    return _sha256(
+        LEAF_PREFIX
+        + block_id
+        + position.to_bytes(8, "big")
+        + bytes((tier,))
+        + prize_cents.to_bytes(8, "big")
+        + salt
+    ).digest()
+
+
 def node_hash(left: bytes, right: bytes) -> bytes:
     return _sha256(NODE_PREFIX + left + right).digest()
 

@@ -25,7 +25,7 @@ from grattage.blocks.salts import ticket_seed
 from grattage.errors import GrattageError, VerificationFailed
 from grattage.games.base import Game
 from grattage.games.randomness import SeededRandomness
-from grattage.games.registry import find_game
+from grattage.games.registry import find_game, rules_versions
 from grattage.games.table import PrizeTable, table_from_dict
 
 COMMITMENT_FORMAT = "grattage-commitment/1"
@@ -89,12 +89,14 @@ def read_commitment(commitment: Any) -> CommittedBlock:
         table = table_from_dict(commitment["table"])
         if table.digest() != commitment["table_sha256"]:
             raise VerificationFailed("the commitment's prize table does not match its table_sha256")
-        game = find_game(commitment["game"], table)
-        if commitment["rules_version"] != game.rules_version:
+        rules_version = commitment["rules_version"]
+        known = rules_versions(commitment["game"])
+        if rules_version not in known:
             raise VerificationFailed(
-                f"committed under rules {commitment['rules_version']!r}; this checker implements "
-                f"{game.rules_version!r}"
+                f"committed under rules {rules_version!r}; this checker implements "
+                f"{', '.join(map(repr, known))}"
             )
+        game = find_game(commitment["game"], table, rules_version=rules_version)
         block_id = bytes.fromhex(commitment["block_id"])
         root = bytes.fromhex(commitment["root"])
         size = commitment["size"]
