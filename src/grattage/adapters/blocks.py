@@ -7,14 +7,22 @@ take, exhaust or open which block is decided by :mod:`grattage.service.block_lif
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, update
 
-from grattage.adapters.driver_sql import OPEN_BLOCK_IDS, SEALED_TIER, TAKE_UNIT
+from grattage.adapters.driver_sql import COUNT_PRIZE_SOLD, OPEN_BLOCK_IDS, SEALED_CHUNK, TAKE_UNIT
 from grattage.adapters.rows import record_of
-from grattage.adapters.tables import block_chunks, block_commitments, blocks, emissions
+from grattage.adapters.tables import (
+    block_chunks,
+    block_commitments,
+    block_prizes_sold,
+    blocks,
+    emissions,
+)
 from grattage.service.model import Block, BlockState, NewBlock
 
 UNSOLD_STATES: tuple[BlockState, ...] = ("open", "pending")
@@ -36,6 +44,9 @@ def _blocks_with_their_table() -> Any:
         blocks.c.state,
         blocks.c.chunk_units,
         emissions.c.table_json,
+        blocks.c.price_cents,
+        blocks.c.title,
+        blocks.c.commitment_index,
     ).join(emissions, emissions.c.id == blocks.c.emission_id)
 
 
@@ -46,16 +57,58 @@ def _any(db: Connection, game: str, state: BlockState) -> bool:
     return found is not None
 
 
+class SealedChunks:
+    """The sealed tiers of the chunks sales read lately, kept by the process (the last
+    :data:`KEPT` of them, 64 KiB each: 25 MiB at most).
+
+    A chunk never changes once its block is stored. An undrawn block's units are sold in
+    position order, so a chunk read once serves the next 65 536 sales of its block; reading
+    each sale's byte with a statement of its own was one more round trip on PostgreSQL while
+    the sale holds its block's row. A drawn block's units are unsealed by the drawer at the
+    positions its draws land on, anywhere in the block: :data:`KEPT` covers two whole
+    12 000 000-unit blocks (184 chunks, 12 MiB each), so each chunk is read once there too.
+    (The process already keeps the block's key, which unseals them.)"""
+
+    KEPT = 400
+
+    def __init__(self) -> None:
+        self._chunks: OrderedDict[tuple[int, int], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, block_id: int, chunk: int) -> bytes | None:
+        with self._lock:
+            data = self._chunks.get((block_id, chunk))
+            if data is not None:
+                self._chunks.move_to_end((block_id, chunk))
+            return data
+
+    def keep(self, block_id: int, chunk: int, data: bytes) -> None:
+        with self._lock:
+            self._chunks[(block_id, chunk)] = data
+            while len(self._chunks) > self.KEPT:
+                self._chunks.popitem(last=False)
+
+
 class SqlBlocks:
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, sealed: SealedChunks | None = None) -> None:
         self.db = connection
+        self._sealed = sealed if sealed is not None else SealedChunks()
         self.state_changes: list[tuple[int, BlockState, BlockState]] = []
 
-    def add_emission(self, game: str, table_json: str, digest: str, now: datetime) -> int:
+    def add_emission(
+        self, game: str, table_json: str, digest: str, price_cents: int, title: str, now: datetime
+    ) -> int:
         return int(
             self.db.execute(
                 insert(emissions)
-                .values(game=game, table_json=table_json, table_digest=digest, created_at=now)
+                .values(
+                    game=game,
+                    table_json=table_json,
+                    table_digest=digest,
+                    price_cents=price_cents,
+                    title=title,
+                    created_at=now,
+                )
                 .returning(emissions.c.id)
             ).scalar_one()
         )
@@ -87,16 +140,42 @@ class SqlBlocks:
     def open_block_ids(self, game: str) -> list[int]:
         return [int(row[0]) for row in OPEN_BLOCK_IDS(self.db, {"game": game})]
 
-    def take_unit(self, block_id: int) -> tuple[int, int] | None:
+    def take_unit(self, block_id: int) -> tuple[int, int, int] | None:
         taken = TAKE_UNIT(self.db, {"block_id": block_id}).first()
-        return None if taken is None else (int(taken[0]), int(taken[1]))
+        return None if taken is None else (int(taken[0]), int(taken[1]), int(taken[2]))
+
+    def count_prize_sold(self, block_id: int, prize_cents: int) -> int:
+        return int(
+            COUNT_PRIZE_SOLD(self.db, {"block_id": block_id, "prize_cents": prize_cents}).one()[0]
+        )
+
+    def prizes_sold(self, block_ids: list[int]) -> dict[int, dict[int, int]]:
+        sold: dict[int, dict[int, int]] = {block_id: {} for block_id in block_ids}
+        if block_ids:
+            rows = self.db.execute(
+                select(
+                    block_prizes_sold.c.block_id,
+                    block_prizes_sold.c.prize_cents,
+                    block_prizes_sold.c.sold,
+                ).where(block_prizes_sold.c.block_id.in_(block_ids))
+            )
+            for block_id, prize_cents, count in rows:
+                sold[int(block_id)][int(prize_cents)] = int(count)
+        return sold
+
+    def open_blocks(self, game: str | None = None) -> list[Block]:
+        query = _blocks_with_their_table().where(blocks.c.state == "open").order_by(blocks.c.id)
+        if game is not None:
+            query = query.where(blocks.c.game == game)
+        return [_block(row) for row in self.db.execute(query)]
 
     def sealed_tier(self, block: Block, position: int) -> bytes:
         chunk, offset = divmod(position, block.chunk_units)
-        data = SEALED_TIER(
-            self.db, {"offset": offset + 1, "block_id": block.id, "chunk": chunk}
-        ).scalar_one()
-        return bytes(data)
+        data = self._sealed.get(block.id, chunk)
+        if data is None:
+            data = bytes(SEALED_CHUNK(self.db, {"block_id": block.id, "chunk": chunk}).scalar_one())
+            self._sealed.keep(block.id, chunk, data)
+        return data[offset : offset + 1]
 
     def sealed_tiers(self, block: Block, start: int, count: int) -> bytes:
         chunk, offset = divmod(start, block.chunk_units)
@@ -136,7 +215,11 @@ class SqlBlocks:
     def open_next_pending(self, game: str) -> int | None:
         pending = (
             select(blocks.c.id)
-            .where(blocks.c.game == game, blocks.c.state == "pending")
+            .where(
+                blocks.c.game == game,
+                blocks.c.state == "pending",
+                blocks.c.commitment_index.is_not(None),  # only a block whose commitment is logged
+            )
             .order_by(blocks.c.id)
             .limit(1)
             .scalar_subquery()

@@ -6,6 +6,14 @@ never deadlock upgrading a read lock; the writers of one process share commits
 (:mod:`grattage.adapters.group_commit`). PostgreSQL: plain READ COMMITTED; the
 repositories use atomic ``UPDATE … RETURNING`` and ``SELECT … FOR UPDATE`` where it matters.
 
+Every PostgreSQL connection carries three time limits (:class:`PostgresTimeouts`, from the
+settings), sent as startup options so they hold from the first statement: ``lock_timeout`` (a
+row held by a stuck transaction costs a purchase at most this long, then 55P03 →
+``Unavailable``), ``statement_timeout`` (57014 → ``Unavailable``) and
+``idle_in_transaction_session_timeout`` (the server ends a session that opened a transaction
+and went silent — a hung client — so its row locks do not outlive it). A limit of 0 turns
+that limit off, as in PostgreSQL.
+
 Only ``grattage migrate`` and ``grattage demo`` may create a SQLite file: for every other use
 an engine is made with ``create=False`` and opens the file read-write without ever creating it
 (a command run from another folder must not leave an empty ``var/grattage.db`` behind).
@@ -14,27 +22,62 @@ an engine is made with ``create=False`` and opens the file read-write without ev
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import QueuePool
 
-from grattage.errors import NoDatabase
+from grattage.errors import InvalidInput, NoDatabase
 
 WRITE_OPTION = "grattage_write"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+@dataclass(frozen=True)
+class PostgresTimeouts:
+    """Milliseconds; 0 is no limit (PostgreSQL's own default for all three)."""
+
+    lock_ms: int = 2_000
+    statement_ms: int = 5_000
+    idle_in_transaction_ms: int = 30_000
+
+    def startup_options(self) -> str:
+        """The ``options`` connection parameter: ``-c name=value`` for each limit."""
+        return (
+            f"-c lock_timeout={self.lock_ms} -c statement_timeout={self.statement_ms} "
+            f"-c idle_in_transaction_session_timeout={self.idle_in_transaction_ms}"
+        )
+
+
+NO_TIMEOUTS = PostgresTimeouts(0, 0, 0)
 
 
 def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
+def parse_database_url(url: str) -> URL:
+    """``url`` read by SQLAlchemy; one that it cannot read, or whose database kind it does not
+    know, is bad input — said without the URL, which may hold a password."""
+    try:
+        parsed = make_url(url)
+        parsed.get_dialect()  # an unknown kind (``mysq://``) fails here, not at first use
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        raise InvalidInput(
+            "GRATTAGE_DATABASE_URL is not a database URL SQLAlchemy reads (sqlite:///PATH or "
+            "postgresql+psycopg://USER@HOST:PORT/NAME)"
+        ) from None
+    return parsed
+
+
 def describe_database(url: str) -> str:
     """The database of ``url`` for a message: a SQLite file's path (made absolute, for a
     command run from another folder), or the URL without its password."""
-    parsed = make_url(url)
+    parsed = parse_database_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ":memory:"
         if database == ":memory:":
@@ -44,19 +87,32 @@ def describe_database(url: str) -> str:
     return repr(parsed.render_as_string(hide_password=True))
 
 
-def make_engine(url: str, schema: str | None = None, create: bool = True) -> Engine:
-    """An engine for ``url``; ``schema`` (PostgreSQL) puts every table in that schema.
+def make_engine(
+    url: str,
+    schema: str | None = None,
+    create: bool = True,
+    timeouts: PostgresTimeouts | None = None,
+) -> Engine:
+    """An engine for ``url``; ``schema`` (PostgreSQL) puts every table in that schema, and
+    ``timeouts`` (PostgreSQL; the defaults of :class:`PostgresTimeouts` if None) bound every
+    connection's waits.
 
     With ``create`` false a SQLite file that does not exist is refused (:class:`NoDatabase`),
     never created. (A PostgreSQL database is never created here: the server refuses a
     connection to one that does not exist.)
     """
-    parsed = make_url(url)
+    parsed = parse_database_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(url, create)
-    connect_args: dict[str, Any] = {}
+    options = (timeouts or PostgresTimeouts()).startup_options()
+    # ``options`` given in the URL (a search_path, say) would be replaced by connect_args':
+    # keep them, after ours, so that they win on a clash.
+    in_url = parsed.query.get("options")
+    for given in (in_url,) if isinstance(in_url, str) else in_url or ():
+        options += f" {given}"
     if schema:
-        connect_args["options"] = f"-csearch_path={schema}"
+        options += f" -csearch_path={schema}"
+    connect_args: dict[str, Any] = {"options": options}
     return create_engine(
         url, connect_args=connect_args, pool_size=10, max_overflow=40, pool_pre_ping=True
     )

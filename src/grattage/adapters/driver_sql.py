@@ -62,12 +62,15 @@ class DriverResult:
 class DriverSql:
     """One statement, prepared for both drivers' parameter styles once."""
 
-    def __init__(self, sql: str) -> None:
+    def __init__(self, sql: str, *, returns_rows: bool | None = None) -> None:
+        """``returns_rows`` None: a SELECT, or a statement with a RETURNING clause."""
         self.sql = " ".join(sql.split())
         self._pyformat = _NAMED.sub(r"%(\1)s", self.sql.replace("%", "%%"))
-        self._returns_rows = self.sql.split(" ", 1)[0].upper() == "SELECT" or (
-            " RETURNING " in self.sql.upper()
-        )
+        if returns_rows is None:
+            returns_rows = self.sql.split(" ", 1)[0].upper() == "SELECT" or (
+                " RETURNING " in self.sql.upper()
+            )
+        self._returns_rows = returns_rows
 
     def __call__(
         self, connection: Connection, parameters: dict[str, Any] | None = None
@@ -129,6 +132,24 @@ def insert_entries(legs: int) -> DriverSql:
     return DriverSql(f"INSERT INTO entries (movement_id, account_id, amount_cents) VALUES {rows}")
 
 
+@cache
+def insert_movement_with_entries(legs: int) -> DriverSql:
+    """A movement and all its legs in one statement (PostgreSQL only: SQLite's ``WITH`` takes
+    no INSERT), the legs in order: one round trip where :data:`INSERT_MOVEMENT` and
+    :func:`insert_entries` take two, while the sale holds its block's row."""
+    rows = ", ".join(f"({leg}, :account{leg}, :amount{leg})" for leg in range(legs))
+    return DriverSql(
+        f"""WITH movement AS (
+              INSERT INTO movements (kind, player_id, ticket_id, created_at)
+              VALUES (:kind, :player_id, :ticket_id, :created_at) RETURNING id)
+            INSERT INTO entries (movement_id, account_id, amount_cents)
+            SELECT movement.id, leg.account_id, leg.amount_cents
+            FROM movement, (VALUES {rows}) AS leg (n, account_id, amount_cents)
+            ORDER BY leg.n""",
+        returns_rows=False,  # the RETURNING is the inner INSERT's
+    )
+
+
 # Blocks.
 OPEN_BLOCK_IDS = DriverSql(
     """SELECT id FROM blocks WHERE game = :game AND state = 'open' AND sold < size
@@ -136,11 +157,55 @@ OPEN_BLOCK_IDS = DriverSql(
 )
 TAKE_UNIT = DriverSql(
     """UPDATE blocks SET sold = sold + 1
-       WHERE id = :block_id AND state = 'open' AND sold < size RETURNING sold, size"""
+       WHERE id = :block_id AND state = 'open' AND sold < size RETURNING sold, size, price_cents"""
 )
-SEALED_TIER = DriverSql(
-    """SELECT substr(sealed_tiers, :offset, 1) FROM block_chunks
-       WHERE block_id = :block_id AND chunk = :chunk"""
+# A drawn block's receipt chain, on the row TAKE_UNIT has just locked (docs/draw.md).
+CHAIN_TIP = DriverSql("SELECT last_receipt_sha256, last_round_ms FROM blocks WHERE id = :block_id")
+SET_CHAIN_TIP = DriverSql(
+    """UPDATE blocks SET last_receipt_sha256 = :receipt_sha256, last_round_ms = :round_ms
+       WHERE id = :block_id"""
+)
+QUEUE_DRAW = DriverSql(
+    """INSERT INTO draw_queue
+       (ticket_id, block_id, sequence, chain_id, round, round_ms, receipt_sha256)
+       VALUES (:ticket_id, :block_id, :sequence, :chain_id, :round, :round_ms, :receipt_sha256)"""
+)
+# The drawer's statements: each draw runs them (docs/draw.md).
+SLOT = DriverSql(
+    "SELECT slot, unit, set_by FROM draw_slots WHERE block_id = :block_id AND slot = :slot"
+)
+SLOTS_FROM = DriverSql(
+    """SELECT slot, unit, set_by FROM draw_slots
+       WHERE block_id = :block_id AND slot >= :low AND slot < :high"""
+)
+SET_SLOT = DriverSql(
+    """INSERT INTO draw_slots (block_id, slot, unit, set_by)
+       VALUES (:block_id, :slot, :unit, :set_by)
+       ON CONFLICT (block_id, slot) DO UPDATE SET unit = excluded.unit, set_by = excluded.set_by"""
+)
+DROP_SLOT = DriverSql("DELETE FROM draw_slots WHERE block_id = :block_id AND slot = :slot")
+DEQUEUE_DRAW = DriverSql("DELETE FROM draw_queue WHERE ticket_id = :ticket_id")
+RESOLVE_TICKET = DriverSql(
+    """UPDATE tickets SET position = :position, prize_cents = :prize_cents,
+              document = :document, revealed = :revealed, state = :state,
+              last_action_at = :last_action_at, finished_at = :finished_at,
+              finished_by = :finished_by, balance_after_cents = :balance_after_cents
+       WHERE id = :ticket_id AND state = 'covered' RETURNING id"""
+)
+ENQUEUE_LOG = DriverSql(
+    """INSERT INTO log_queue (kind, body, block_id, ticket_id)
+       VALUES (:kind, :body, :block_id, :ticket_id)"""
+)
+SEALED_CHUNK = DriverSql(
+    "SELECT sealed_tiers FROM block_chunks WHERE block_id = :block_id AND chunk = :chunk"
+)
+# A winning sale counts its prize (the first of an amount inserts its row); how many of that
+# amount the block has sold, with this one.
+COUNT_PRIZE_SOLD = DriverSql(
+    """INSERT INTO block_prizes_sold (block_id, prize_cents, sold)
+       VALUES (:block_id, :prize_cents, 1)
+       ON CONFLICT (block_id, prize_cents) DO UPDATE SET sold = block_prizes_sold.sold + 1
+       RETURNING sold"""
 )
 
 # Tickets.
@@ -177,3 +242,20 @@ SET_WEEK_COUNTERS = DriverSql(
        SET week_start = :week, week_deposits_cents = :deposits, week_stakes_cents = :stakes
        WHERE player_id = :player_id"""
 )
+
+
+# The operator key in force (docs/fairness.md, "Key rotation"), held by every transaction that
+# signs for the log until it commits: FOR KEY SHARE on its one row (which also takes the table
+# in ROW SHARE mode; signers never wait for each other). A rotation takes the table in EXCLUSIVE
+# mode, which conflicts with ROW SHARE and queues the signers that come after it (a row lock
+# alone would let a stream of share lockers overtake it). A sale queues its receipt only if the
+# key it signed with is still in force, in the same statement: no statement more per sale.
+SIGNING_KEY = DriverSql("SELECT key_id FROM log_signer WHERE id = 1")
+SIGNING_KEY_HELD = DriverSql("SELECT key_id FROM log_signer WHERE id = 1 FOR KEY SHARE")
+LOCK_SIGNER_TABLE = DriverSql("LOCK TABLE log_signer IN EXCLUSIVE MODE")
+SIGNING_KEY_FOR_UPDATE = DriverSql("SELECT key_id FROM log_signer WHERE id = 1 FOR UPDATE")
+_ENQUEUE_SIGNED = """INSERT INTO log_queue (kind, body, block_id, ticket_id)
+    SELECT :kind, :body, CAST(:block_id AS INTEGER), CAST(:ticket_id AS INTEGER)
+    FROM log_signer WHERE id = 1 AND COALESCE(key_id, '') = :key_id"""
+ENQUEUE_SIGNED = DriverSql(f"{_ENQUEUE_SIGNED} FOR KEY SHARE RETURNING id")
+ENQUEUE_SIGNED_SQLITE = DriverSql(f"{_ENQUEUE_SIGNED} RETURNING id")  # its writer lock holds it

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Connection, insert, select
 
 from grattage.adapters.db_time import to_db_time
@@ -11,6 +13,7 @@ from grattage.adapters.driver_sql import (
     LOCK_ACCOUNT,
     PLAYER_ACCOUNT,
     insert_entries,
+    insert_movement_with_entries,
 )
 from grattage.adapters.tables import accounts
 from grattage.errors import InsufficientBalance
@@ -51,11 +54,16 @@ class HouseAccounts:
 
 class SqlLedger:
     def __init__(
-        self, connection: Connection, house: HouseAccounts, account_ids: dict[int, int]
+        self,
+        connection: Connection,
+        house: HouseAccounts,
+        account_ids: dict[int, int],
+        held_wallets: set[int] | None = None,
     ) -> None:
         self.db = connection
         self._house = house
         self._account_ids = account_ids
+        self._held = held_wallets if held_wallets is not None else set()
 
     def player_account_id(self, player_id: int) -> int:
         account_id = self._account_ids.get(player_id)
@@ -84,8 +92,9 @@ class SqlLedger:
 
         SQLite has nothing to do: a write transaction there (BEGIN IMMEDIATE) already excludes
         every other writer."""
-        if self.db.dialect.name != "sqlite":
+        if self.db.dialect.name != "sqlite" and account_id not in self._held:
             LOCK_ACCOUNT(self.db, {"account_id": account_id}).one()
+            self._held.add(account_id)
 
     def house_account(self, name: str) -> int:
         return self._house.id_of(self.db, name)
@@ -122,17 +131,18 @@ class SqlLedger:
         legs = movement.legs
         if sum(leg.amount_cents for leg in legs) != 0:
             raise ValueError(f"an unbalanced movement: {legs!r}")
-        movement_id = INSERT_MOVEMENT(
-            self.db,
-            {
-                "kind": movement.kind,
-                "player_id": movement.player_id,
-                "ticket_id": movement.ticket_id,
-                "created_at": to_db_time(movement.at, self.db.dialect),
-            },
-        ).scalar_one()
-        parameters = {"movement_id": movement_id}
+        legs_parameters: dict[str, Any] = {}
         for index, leg in enumerate(legs):
-            parameters[f"account{index}"] = leg.account_id
-            parameters[f"amount{index}"] = leg.amount_cents
-        insert_entries(len(legs))(self.db, parameters)
+            legs_parameters[f"account{index}"] = leg.account_id
+            legs_parameters[f"amount{index}"] = leg.amount_cents
+        movement_parameters = {
+            "kind": movement.kind,
+            "player_id": movement.player_id,
+            "ticket_id": movement.ticket_id,
+            "created_at": to_db_time(movement.at, self.db.dialect),
+        }
+        if self.db.dialect.name != "sqlite":
+            insert_movement_with_entries(len(legs))(self.db, movement_parameters | legs_parameters)
+            return
+        movement_id = INSERT_MOVEMENT(self.db, movement_parameters).scalar_one()
+        insert_entries(len(legs))(self.db, {"movement_id": movement_id} | legs_parameters)

@@ -40,8 +40,15 @@ def _driver_limits(row: Sequence[Any]) -> LimitsRow:
 
 
 class SqlLimits:
-    def __init__(self, connection: Connection) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        account_ids: dict[int, int] | None = None,
+        held_wallets: set[int] | None = None,
+    ) -> None:
         self.db = connection
+        self._account_ids = account_ids if account_ids is not None else {}
+        self._held = held_wallets if held_wallets is not None else set()
 
     def create(
         self, player_id: int, deposit_limit_cents: int | None, stake_limit_cents: int | None
@@ -67,11 +74,15 @@ class SqlLimits:
         """The player's row, locked to the end of the transaction (created if missing).
 
         On PostgreSQL the player's account row is locked first: every path that moves a
-        player's money takes the account before the limits, so two cannot deadlock. Runs on
+        player's money takes the account before the limits, so two cannot deadlock — unless
+        this transaction holds it already (a purchase locked the wallet before its checks:
+        locking it again cost a round trip while the sale holds its block's row). Runs on
         every purchase, so on the driver."""
         sqlite = self.db.dialect.name == "sqlite"
-        if not sqlite:
-            LOCK_ACCOUNT_OF_PLAYER(self.db, {"player_id": player_id}).first()
+        if not sqlite and self._account_ids.get(player_id) not in self._held:
+            locked = LOCK_ACCOUNT_OF_PLAYER(self.db, {"player_id": player_id}).first()
+            if locked is not None:
+                self._held.add(int(locked[0]))
         statement = LIMITS if sqlite else LIMITS_FOR_UPDATE
         row = statement(self.db, {"player_id": player_id}).first()
         if row is None:

@@ -6,7 +6,15 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, literal, or_, select
 
-from grattage.adapters.tables import accounts, blocks, entries, movements, tickets
+from grattage.adapters.draw_tables import block_draws
+from grattage.adapters.tables import (
+    accounts,
+    block_prizes_sold,
+    blocks,
+    entries,
+    movements,
+    tickets,
+)
 
 
 def _rows(result: Any) -> list[Any]:
@@ -153,16 +161,74 @@ class SqlReconciliation:
         return _rows(
             self.db.execute(
                 select(tickets.c.block_id, tickets.c.position, func.count())
+                .where(tickets.c.position.is_not(None))  # covered: no unit yet
                 .group_by(tickets.c.block_id, tickets.c.position)
                 .having(func.count() > 1)
             )
         )
 
     def units_beyond_counter(self) -> list[tuple[int, int, int]]:
+        index = func.coalesce(tickets.c.sequence, tickets.c.position)
         return _rows(
             self.db.execute(
-                select(tickets.c.id, tickets.c.block_id, tickets.c.position)
+                select(tickets.c.id, tickets.c.block_id, index)
                 .join(blocks, blocks.c.id == tickets.c.block_id)
-                .where(or_(tickets.c.position >= blocks.c.sold, tickets.c.position < literal(0)))
+                .where(or_(index >= blocks.c.sold, index < literal(0)))
             )
         )
+
+    def draws_off_cursor(self) -> list[tuple[int, int, int]]:
+        drawn = tickets.c.state != "covered"
+        per_block = (
+            select(
+                tickets.c.block_id,
+                func.count().filter(drawn).label("drawn"),
+                func.max(tickets.c.sequence).filter(drawn).label("last_drawn"),
+                func.min(tickets.c.sequence).filter(~drawn).label("first_waiting"),
+            )
+            .group_by(tickets.c.block_id)
+            .subquery()
+        )
+        tally = func.coalesce(per_block.c.drawn, 0)
+        return _rows(
+            self.db.execute(
+                select(block_draws.c.block_id, block_draws.c.drawn, tally)
+                .select_from(
+                    block_draws.outerjoin(per_block, per_block.c.block_id == block_draws.c.block_id)
+                )
+                .where(
+                    or_(
+                        tally != block_draws.c.drawn,
+                        per_block.c.last_drawn >= block_draws.c.drawn,
+                        per_block.c.first_waiting < block_draws.c.drawn,
+                    )
+                )
+                .order_by(block_draws.c.block_id)
+            )
+        )
+
+    def prizes_off_counters(self) -> list[tuple[int, int, int, int]]:
+        # Compared here rather than by a FULL OUTER JOIN, which SQLite has only since 3.39.
+        sold = {
+            (int(block), int(prize)): int(count)
+            for block, prize, count in self.db.execute(
+                select(tickets.c.block_id, tickets.c.prize_cents, func.count())
+                .where(tickets.c.prize_cents > 0)
+                .group_by(tickets.c.block_id, tickets.c.prize_cents)
+            )
+        }
+        counted = {
+            (int(block), int(prize)): int(count)
+            for block, prize, count in self.db.execute(
+                select(
+                    block_prizes_sold.c.block_id,
+                    block_prizes_sold.c.prize_cents,
+                    block_prizes_sold.c.sold,
+                )
+            )
+        }
+        return [
+            (block, prize, counted.get((block, prize), 0), sold.get((block, prize), 0))
+            for block, prize in sorted(sold.keys() | counted.keys())
+            if counted.get((block, prize), 0) != sold.get((block, prize), 0)
+        ]

@@ -1,11 +1,10 @@
-"""Rows into the service's records, and the failed log-ins kept on both kinds of account."""
+"""Rows into the service's records, and what both kinds of account share."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from sqlalchemy import Connection, Table, insert, update
+from sqlalchemy import Connection, Table, insert
 from sqlalchemy.exc import IntegrityError
 
 from grattage.errors import AlreadyExists
@@ -24,9 +23,8 @@ def record_of(record: type[R], row: Any) -> R:
 
 
 class SqlAccountTable:
-    """What players and operators share: their table (``id``, ``email``, ``failed_logins``,
-    ``locked_until``), an insert that refuses a taken e-mail address, and the failed log-ins
-    of :class:`~grattage.service.ports.FailedLogIns`."""
+    """What players and operators share: their table (``id``, ``email``) and an insert that
+    refuses a taken e-mail address."""
 
     table: ClassVar[Table]
 
@@ -39,9 +37,7 @@ class SqlAccountTable:
             with self.db.begin_nested():
                 return int(
                     self.db.execute(
-                        insert(self.table)
-                        .values(**values, failed_logins=0)
-                        .returning(self.table.c.id)
+                        insert(self.table).values(**values).returning(self.table.c.id)
                     ).scalar_one()
                 )
         except IntegrityError:
@@ -49,26 +45,3 @@ class SqlAccountTable:
 
     def _by_email(self, email: str) -> Any:
         return self.db.execute(self.table.select().where(self.table.c.email == email)).first()
-
-    def count_failed_log_in(self, account_id: int) -> int:
-        return int(
-            self.db.execute(
-                update(self.table)
-                .where(self.table.c.id == account_id)
-                .values(failed_logins=self.table.c.failed_logins + 1)
-                .returning(self.table.c.failed_logins)
-            ).scalar_one()
-        )
-
-    def lock(self, account_id: int, until: datetime) -> None:
-        self._set_lock(account_id, until)
-
-    def clear_failed_log_ins(self, account_id: int) -> None:
-        self._set_lock(account_id, None)
-
-    def _set_lock(self, account_id: int, until: datetime | None) -> None:
-        self.db.execute(
-            update(self.table)
-            .where(self.table.c.id == account_id)
-            .values(failed_logins=0, locked_until=until)
-        )

@@ -33,7 +33,7 @@ metadata = MetaData()
 
 def _account_table(name: str, *own: Column[Any]) -> Table:
     """An account that logs in (a player, an operator): a unique e-mail address, a password
-    hash, then its ``own`` columns, and the failed log-ins the lock-out counts."""
+    hash, then its ``own`` columns (the lock-out counts attempts in ``login_attempts``)."""
     return Table(
         name,
         metadata,
@@ -42,8 +42,6 @@ def _account_table(name: str, *own: Column[Any]) -> Table:
         Column("password_hash", String(255), nullable=False),
         *own,
         Column("created_at", UtcDateTime, nullable=False),
-        Column("failed_logins", Integer, nullable=False, server_default="0"),
-        Column("locked_until", UtcDateTime, nullable=True),
     )
 
 
@@ -105,6 +103,8 @@ emissions = Table(
     Column("table_json", Text, nullable=False),
     Column("table_digest", String(64), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    Column("price_cents", BigInteger, nullable=False),
+    Column("title", Text, nullable=False),
 )
 
 blocks = Table(
@@ -119,6 +119,15 @@ blocks = Table(
     Column("state", String(16), nullable=False),
     Column("chunk_units", Integer, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    # The emission's price and title, copied so that a sale reads its price from the block
+    # row it locks anyway (TAKE_UNIT … RETURNING) and the lobby its title without a join.
+    Column("price_cents", BigInteger, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("commitment_index", BigInteger, nullable=True),
+    # A drawn block's receipt chain (migration 0012): the hash of its last receipt (of its
+    # commitment before the first sale) and the time of that receipt's beacon round.
+    Column("last_receipt_sha256", String(64), nullable=True),
+    Column("last_round_ms", BigInteger, nullable=True),
     CheckConstraint("sold >= 0 AND sold <= size", name="sold_within_size"),
     CheckConstraint(
         "state IN ('pending', 'open', 'suspended', 'exhausted', 'closed')", name="block_state"
@@ -144,6 +153,19 @@ block_commitments = Table(
 """A block's public commitment (fixed at creation, before it opens) and the roots of its
 1 024-unit Merkle chunks, from which a ticket's proof is answered."""
 
+block_prizes_sold = Table(
+    "block_prizes_sold",
+    metadata,
+    Column("block_id", Integer, ForeignKey("blocks.id"), primary_key=True),
+    Column("prize_cents", BigInteger, primary_key=True),
+    Column("sold", Integer, nullable=False),
+    CheckConstraint("sold > 0", name="prize_sold_counted"),
+)
+"""How many tickets of each winning amount a block has sold: kept by the sale that sells
+one, in its transaction (one upsert, only for a winning ticket), so the prizes left are the
+table minus these rows without counting tickets; reconciliation checks them against the
+tickets."""
+
 tickets = Table(
     "tickets",
     metadata,
@@ -151,7 +173,8 @@ tickets = Table(
     Column("player_id", Integer, ForeignKey("players.id"), nullable=False),
     Column("game", String(32), nullable=False),
     Column("block_id", Integer, ForeignKey("blocks.id"), nullable=False),
-    Column("position", Integer, nullable=False),
+    Column("position", Integer, nullable=True),  # NULL while a drawn sale is covered
+    Column("sequence", Integer, nullable=True),  # the sale's index n in its block
     Column("mode", String(8), nullable=False),
     Column("sign", String(16), nullable=True),
     Column("stake_cents", BigInteger, nullable=False),
@@ -166,8 +189,9 @@ tickets = Table(
     Column("balance_before_cents", BigInteger, nullable=False),
     Column("balance_after_cents", BigInteger, nullable=False),
     UniqueConstraint("block_id", "position", name="one_sale_per_unit"),
+    UniqueConstraint("block_id", "sequence", name="one_sale_per_index"),
     CheckConstraint("mode IN ('play', 'auto')", name="ticket_mode"),
-    CheckConstraint("state IN ('playing', 'finished')", name="ticket_state"),
+    CheckConstraint("state IN ('covered', 'playing', 'finished')", name="ticket_state"),
     Index("tickets_by_player", "player_id", "id"),
     Index("tickets_playing", "state", "last_action_at"),
     Index("tickets_playing_by_player", "player_id", "state"),
@@ -238,3 +262,136 @@ its cooling-off, this week's counters (checked and raised in the purchase's or t
 transaction) and a self-exclusion."""
 
 movements_by_player = Index("movements_by_player", movements.c.player_id, movements.c.created_at)
+
+player_identities = Table(
+    "player_identities",
+    metadata,
+    Column("player_id", Integer, ForeignKey("players.id"), primary_key=True),
+    Column("mailbox_key", String(254), nullable=False, index=True),
+    Column("person_key", String(255), nullable=True, index=True),
+    Column("first_name", String(100), nullable=True),
+    Column("last_name", String(100), nullable=True),
+)
+"""Who is behind an account: its e-mail's mailbox (the address without its ``+tag``) and its
+person (normalised names and birth date, :mod:`grattage.service.identity`). Accounts opened
+before names were asked have no person: they are known by their mailbox only."""
+
+identity_exclusions = Table(
+    "identity_exclusions",
+    metadata,
+    Column("key", String(300), primary_key=True),
+    Column("excluded_until", UtcDateTime, nullable=True),
+    Column("excluded_forever", Boolean, nullable=False, server_default=false()),
+)
+"""Self-exclusions per mailbox (``mailbox:<key>``) and per person (``person:<key>``): a sign-up
+locks its two rows and is refused while either is excluded."""
+
+# Emission jobs (migration 0005).
+
+emission_jobs = Table(
+    "emission_jobs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("actor", String(300), nullable=False),
+    Column("game", String(32), nullable=False),
+    Column("blocks", Integer, nullable=False),
+    Column("table_digest", String(64), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("stage", String(16), nullable=False),
+    Column("block", Integer, nullable=False, server_default="0"),
+    Column("done", BigInteger, nullable=False, server_default="0"),
+    Column("total", BigInteger, nullable=False, server_default="0"),
+    Column("error", Text, nullable=True),
+    Column("emission_id", Integer, ForeignKey("emissions.id"), nullable=True),
+    Column("opened", Text, nullable=False, server_default="[]"),
+    Column("runner", String(64), nullable=False),
+    Column("heartbeat_at", UtcDateTime, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("finished_at", UtcDateTime, nullable=True),
+    CheckConstraint("state IN ('running', 'succeeded', 'failed')", name="emission_job_state"),
+    Index("emission_jobs_running", "state", "heartbeat_at"),
+)
+"""An emission created in the background: who asked, the stage it is at and how far, written
+by the one process (``runner``) that runs it, which touches ``heartbeat_at`` while it lives;
+a running job whose heartbeat is stale had its process die, and is marked failed."""
+
+# The lock-out's counters (migration 0006).
+
+login_attempts = Table(
+    "login_attempts",
+    metadata,
+    Column("scope", String(16), primary_key=True),
+    Column("subject", String(254), primary_key=True),
+    Column("window_start", UtcDateTime, nullable=False),
+    Column("attempts", Integer, nullable=False),
+)
+"""Log-in attempts counted before any password is checked, per ``subject`` of a ``scope``:
+an address tried as a player's or an operator's (known or not, so that counting tells nothing
+about who has an account), or a device trusted by a past success (its digest). A row's
+window opens at ``window_start``; a new one opens when it has passed."""
+
+login_attempts_by_age = Index("login_attempts_by_age", login_attempts.c.window_start)
+
+# The transparency log (migration 0009): docs/fairness.md, "The transparency log".
+
+log_queue = Table(
+    "log_queue",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("kind", String(32), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("block_id", Integer, nullable=True),
+    Column("ticket_id", Integer, nullable=True),
+)
+"""Entries written in the transaction of the change they record, waiting for the sequencer to
+give them their place in the tree (deleted once integrated, like a CT log's submissions)."""
+
+log_entries = Table(
+    "log_entries",
+    metadata,
+    Column("idx", BigInteger, primary_key=True, autoincrement=False),
+    Column("kind", String(32), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("leaf", LargeBinary(32), nullable=False),
+    Column("block_id", Integer, nullable=True),
+    Column("ticket_id", Integer, nullable=True),
+    Index("log_entries_by_ticket", "ticket_id"),
+    Index("log_entries_by_block", "block_id", "idx"),
+)
+"""Append-only (database triggers refuse UPDATE and DELETE): entry ``idx`` of the log, its
+canonical JSON ``body`` and its RFC 9162 leaf hash."""
+
+log_nodes = Table(
+    "log_nodes",
+    metadata,
+    Column("level", Integer, primary_key=True, autoincrement=False),
+    Column("idx", BigInteger, primary_key=True, autoincrement=False),
+    Column("hash", LargeBinary(32), nullable=False),
+)
+"""Append-only: the hash of every perfect subtree of level ≥ 1 the log has completed."""
+
+log_heads = Table(
+    "log_heads",
+    metadata,
+    Column("tree_size", BigInteger, primary_key=True, autoincrement=False),
+    Column("timestamp_ms", BigInteger, nullable=False),
+    Column("root", LargeBinary(32), nullable=False),
+    Column("key_id", String(64), nullable=False),
+    Column("signature", LargeBinary(64), nullable=False),
+)
+"""Append-only: every signed tree head, the newest being the log's current head."""
+
+log_state = Table(
+    "log_state",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("tree_size", BigInteger, nullable=False),
+)
+"""One row, locked by the sequencer: one integration at a time, across processes."""
+
+APPEND_ONLY_TABLES = ("log_entries", "log_nodes", "log_heads", "log_keys")
+
+# The operator keys' tables (migration 0011) and the draw's (0012) are declared on this
+# metadata in key_tables.py and draw_tables.py.
+from grattage.adapters import draw_tables as _draw_tables  # noqa: E402, F401
+from grattage.adapters import key_tables as _key_tables  # noqa: E402, F401

@@ -6,16 +6,24 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, select, update
+from sqlalchemy.exc import IntegrityError
 
 from grattage.adapters.db_time import to_db_time
 from grattage.adapters.driver_sql import INSERT_TICKET, due_tickets
 from grattage.adapters.rows import record_of
 from grattage.adapters.tables import tickets
+from grattage.errors import Inconsistent
 from grattage.service.model import FinishedBy, NewTicket, Overdue, Ticket
 
 
 def _ticket(row: Any) -> Ticket:
     return record_of(Ticket, row)
+
+
+def _names_the_sale_index(error: IntegrityError) -> bool:
+    """PostgreSQL names the constraint; SQLite names its columns."""
+    text = str(error.orig)
+    return "one_sale_per_index" in text or "tickets.block_id, tickets.sequence" in text
 
 
 class SqlTickets:
@@ -29,7 +37,19 @@ class SqlTickets:
         values["last_action_at"] = to_db_time(ticket.last_action_at, dialect)
         if ticket.finished_at is not None:
             values["finished_at"] = to_db_time(ticket.finished_at, dialect)
-        return int(INSERT_TICKET(self.db, values).scalar_one())
+        try:
+            return int(INSERT_TICKET(self.db, values).scalar_one())
+        except IntegrityError as error:
+            if ticket.sequence is None or not _names_the_sale_index(error):
+                raise  # any other broken constraint is a bug: a 500 with its traceback
+            # The block row, locked by this sale, gave an index a stored ticket already has:
+            # its count was set back (the outsider's ``UPDATE blocks SET sold = …``). Selling
+            # on would fork the receipt chain; the transaction rolls back, nothing is debited.
+            raise Inconsistent(
+                f"block row {ticket.block_id} says sale {ticket.sequence} is next, and a "
+                "ticket already has that index: the database is inconsistent, no sale of "
+                "this block until an operator repairs it"
+            ) from error
 
     def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None:
         query = select(tickets).where(tickets.c.id == ticket_id)
@@ -91,6 +111,15 @@ class SqlTickets:
         if before is not None:
             query = query.where(tickets.c.id < before)
         return [_ticket(row) for row in self.db.execute(query)]
+
+    def ticket_at(self, block_id: int, sequence: int) -> int | None:
+        """The ticket of a block's sale ``sequence`` (its index n), if sold."""
+        found = self.db.execute(
+            select(tickets.c.id).where(
+                tickets.c.block_id == block_id, tickets.c.sequence == sequence
+            )
+        ).scalar()
+        return None if found is None else int(found)
 
     def last(self, player_id: int) -> Ticket | None:
         found = self.history(player_id, 1, None)

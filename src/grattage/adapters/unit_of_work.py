@@ -11,17 +11,24 @@ from sqlalchemy import Connection, Engine
 
 from grattage.adapters.accounts import SqlPlayers, SqlSessions
 from grattage.adapters.audit_log import SqlAuditLog
-from grattage.adapters.blocks import SqlBlocks
+from grattage.adapters.blocks import SealedChunks, SqlBlocks
 from grattage.adapters.database import WRITE_OPTION, is_sqlite
+from grattage.adapters.draws import SqlDraws
+from grattage.adapters.emission_jobs import SqlEmissionJobs
 from grattage.adapters.errors import database_errors_mapped
 from grattage.adapters.group_commit import GroupCommitter, HeldBatch
 from grattage.adapters.idempotency import SqlIdempotency
+from grattage.adapters.identities import SqlIdentities
 from grattage.adapters.ledger import HouseAccounts, SqlLedger
 from grattage.adapters.limits import SqlLimits
+from grattage.adapters.login_attempts import SqlLogInAttempts
 from grattage.adapters.operators import SqlOperators
 from grattage.adapters.reconciliation import SqlReconciliation
 from grattage.adapters.reports import SqlReports
 from grattage.adapters.tickets import SqlTickets
+from grattage.adapters.transparency_log import SqlTransparencyLog
+
+_AUTOCOMMIT = "AUTOCOMMIT"
 
 
 @dataclass
@@ -30,6 +37,7 @@ class ProcessCaches:
 
     house_accounts: HouseAccounts = field(default_factory=HouseAccounts)
     player_account_ids: dict[int, int] = field(default_factory=dict)
+    sealed_chunks: SealedChunks = field(default_factory=SealedChunks)
 
 
 @dataclass
@@ -40,17 +48,27 @@ class SqlRepositories:
     def __post_init__(self) -> None:
         self.players = SqlPlayers(self.connection)
         self.sessions = SqlSessions(self.connection)
+        # The wallets this transaction holds, which the ledger and the limits both lock.
+        held_wallets: set[int] = set()
         self.ledger = SqlLedger(
-            self.connection, self.caches.house_accounts, self.caches.player_account_ids
+            self.connection,
+            self.caches.house_accounts,
+            self.caches.player_account_ids,
+            held_wallets,
         )
-        self.blocks = SqlBlocks(self.connection)
+        self.blocks = SqlBlocks(self.connection, self.caches.sealed_chunks)
         self.tickets = SqlTickets(self.connection)
         self.idempotency = SqlIdempotency(self.connection)
         self.reconciliation = SqlReconciliation(self.connection)
         self.operators = SqlOperators(self.connection)
         self.audit_log = SqlAuditLog(self.connection)
-        self.limits = SqlLimits(self.connection)
+        self.limits = SqlLimits(self.connection, self.caches.player_account_ids, held_wallets)
         self.reports = SqlReports(self.connection)
+        self.identities = SqlIdentities(self.connection)
+        self.emission_jobs = SqlEmissionJobs(self.connection)
+        self.login_attempts = SqlLogInAttempts(self.connection)
+        self.log = SqlTransparencyLog(self.connection)
+        self.draws = SqlDraws(self.connection)
 
 
 class SqlUnitOfWork:
@@ -72,7 +90,15 @@ class SqlUnitOfWork:
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[SqlRepositories]:
         with self.engine.connect() as connection:
-            connection.execution_options(**{WRITE_OPTION: write})
+            if write or self._group is not None:
+                connection.execution_options(**{WRITE_OPTION: write})
+            else:
+                # A read on PostgreSQL runs in autocommit: under READ COMMITTED each of its
+                # statements sees its own snapshot inside a transaction too, and BEGIN and
+                # COMMIT were two round trips of the four of every request's session lookup.
+                connection.execution_options(
+                    **{WRITE_OPTION: write, "isolation_level": _AUTOCOMMIT}
+                )
             with connection.begin():
                 yield SqlRepositories(connection, self._caches)
 
