@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import secrets
 from datetime import date, timedelta
+from zoneinfo import ZoneInfo
 
-from grattage.errors import AccountLocked, InvalidInput, Unauthorized
-from grattage.service import responsible
+from grattage.errors import InvalidInput, Unauthorized
+from grattage.service import identity, person_exclusion, responsible
 from grattage.service.context import Platform
 from grattage.service.credentials import (
     NewSession,
     check_password_length,
-    count_failed_log_in,
-    is_locked,
+    checked_log_in,
     log_in_address,
+    log_in_succeeded,
     normalize_email,
     token_hash,
-    verify_password,
 )
+from grattage.service.identity import canonical_email
 from grattage.service.model import HOUSE_DEPOSITS, Caller, Leg, Movement
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "log_in",
     "log_out",
     "normalize_email",  # from credentials: the routes echo an address as it is stored
+    "operator_today",
     "register",
 ]
 
@@ -41,28 +43,44 @@ def age_on(birth_date: date, today: date) -> int:
     return today.year - birth_date.year - before_birthday
 
 
+def operator_today(platform: Platform) -> date:
+    """Today's date where the operator is: a player turns 18 on their birthday there."""
+    zone = ZoneInfo(platform.policy.operator_time_zone)
+    return platform.clock.now().astimezone(zone).date()
+
+
 def register(
     platform: Platform,
     email: str,
     password: str,
     birth_date: date,
     *,
+    first_name: str,
+    last_name: str,
     deposit_limit_cents: int | None = None,
     stake_limit_cents: int | None = None,
 ) -> int:
     """A new player with an empty wallet and their weekly limits (None: the defaults);
-    refuses minors and weak passwords."""
-    address = normalize_email(email)
+    refuses minors, weak passwords, and a person or mailbox excluded from play."""
+    address = canonical_email(email)
+    who = identity.person(first_name, last_name, birth_date)
     check_password_length(password)
     now = platform.clock.now()
-    if birth_date > now.date():
-        raise InvalidInput(f"birth_date {birth_date.isoformat()!r} is in the future")
-    if age_on(birth_date, now.date()) < ADULT_AGE:
+    today = operator_today(platform)
+    identity.check_birth_date(birth_date, today)
+    if age_on(birth_date, today) < ADULT_AGE:
         raise InvalidInput(f"players must be at least {ADULT_AGE} years old")
     responsible.check_limits_at_sign_up(platform.policy, deposit_limit_cents, stake_limit_cents)
+    # Both orders: names typed in each other's field are still the same person.
+    person_exclusion.refuse_if_listed(platform, who.key)
+    person_exclusion.refuse_if_listed(platform, who.swapped_key)
     password_hash = platform.passwords.hash(password)
     with platform.uow.write() as repos:
-        player_id = repos.players.add(address, password_hash, birth_date, now)
+        person_exclusion.refuse_excluded_identity(
+            repos, address.mailbox_key, [who.key, who.swapped_key], now
+        )
+        player_id = repos.players.add(address.address, password_hash, birth_date, now)
+        repos.identities.add(player_id, address.mailbox_key, who.key, who.first_name, who.last_name)
         repos.ledger.open_player_account(player_id)
         responsible.new_player(
             repos, platform.policy, player_id, deposit_limit_cents, stake_limit_cents
@@ -70,29 +88,28 @@ def register(
     return player_id
 
 
-def log_in(platform: Platform, email: str, password: str) -> NewSession:
+def log_in(platform: Platform, email: str, password: str, device: str = "") -> NewSession:
+    """A new session for the player with this address and password; ``device`` is the token
+    of a device that logged in before (see :mod:`grattage.service.credentials`)."""
     address = log_in_address(email, _BAD_CREDENTIALS)
-    now = platform.clock.now()
-    with platform.uow.read() as repos:
-        player = repos.players.by_email(address)
-    if player is None:
-        verify_password(platform, None, password)
-        raise Unauthorized(_BAD_CREDENTIALS)
-    if is_locked(player.locked_until, now):
-        raise AccountLocked("this account is locked after repeated failed log-ins; retry later")
-    if not verify_password(platform, player.password_hash, password):
-        with platform.uow.write() as repos:
-            _, locked = count_failed_log_in(repos.players, player.id, platform.policy, now)
-        if locked:
-            raise AccountLocked("too many failed log-ins: this account is locked for a while")
-        raise Unauthorized(_BAD_CREDENTIALS)
+    player, counted = checked_log_in(
+        platform,
+        "player",
+        address,
+        password,
+        device,
+        lambda repos: repos.players.by_email(address),
+        lambda player: player.password_hash,
+        _BAD_CREDENTIALS,
+    )
     responsible.check_log_in(platform, player.id)
     token = secrets.token_urlsafe(32)
+    now = platform.clock.now()
     with platform.uow.write() as repos:
-        if player.failed_logins or player.locked_until is not None:
-            repos.players.clear_failed_log_ins(player.id)
+        device = log_in_succeeded(repos, counted, platform)
         repos.sessions.add(token_hash(token), player.id, now)
-    return NewSession(token, now + timedelta(seconds=platform.policy.session_idle_seconds))
+    expires_at = now + timedelta(seconds=platform.policy.session_idle_seconds)
+    return NewSession(token, expires_at, device)
 
 
 # A session's last use is written at most this often, so reads stay reads.

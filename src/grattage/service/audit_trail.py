@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from grattage.service.block_log import log_block_change
 from grattage.service.context import Platform
 from grattage.service.model import AuditEntry
 from grattage.service.ports import Repositories
@@ -76,18 +77,18 @@ def record(
     return entry
 
 
-def record_block_changes(repos: Repositories, now: datetime, actor: str) -> None:
+def record_block_changes(
+    repos: Repositories, now: datetime, actor: str, reason: str | None = None
+) -> None:
     """Write the block state changes the transaction made (a sale exhausting a block, the next
-    block opening, an operator's action) to the audit log."""
+    block opening, an operator's action) to the audit log, with the ``reason`` if one is given
+    (a block closed by the sale of its last top prize)."""
     for block_id, before, after in repos.blocks.drain_state_changes():
-        record(
-            repos,
-            now,
-            actor,
-            f"block.{after}",
-            f"block:{block_id}",
-            {"from": before, "to": after},
-        )
+        log_block_change(repos, now, block_id, before, after)
+        details: dict[str, str] = {"from": before, "to": after}
+        if reason is not None:
+            details["reason"] = reason
+        record(repos, now, actor, f"block.{after}", f"block:{block_id}", details)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
@@ -64,9 +65,9 @@ def _summary_fields(platform: Platform, block: Block, sales: ReportRow | None) -
         "prizes_paid_cents": prizes,
         "ggr_cents": stakes - prizes,
         "players": sales.players if sales else 0,
-        "price_cents": game.price_cents,
+        "price_cents": block.price_cents,
         "table_prizes_total_cents": table.prizes_total_cents,
-        "table_title": table.title,
+        "table_title": block.title,
     }
 
 
@@ -128,7 +129,7 @@ def payout_series(platform: Platform, block_id: int, points: int = 200) -> Payou
         game=found.game,
         size=found.size,
         points=tuple(series),
-        table_payout=game.table.payout(game.price_cents),
+        table_payout=game.table.payout(),
     )
 
 
@@ -150,23 +151,47 @@ def tier_series(platform: Platform, block_id: int) -> TierSeries:
     )
 
 
+FIRST_DAY = date(2000, 1, 1)
+LAST_DAY = date(2100, 12, 31)
+"""The days a report may name: nothing was sold before, and a later date is a typo."""
+LONGEST_PERIOD_DAYS = 366
+"""A report with both ends covers at most this many days (a year, leap or not)."""
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def parse_day(text: str | None, name: str) -> date | None:
+    """A report's day ``YYYY-MM-DD`` between :data:`FIRST_DAY` and :data:`LAST_DAY`; None when
+    absent. Only that form: ``date.fromisoformat`` would also take ``20240101`` or a week
+    date."""
     if text is None or text == "":
         return None
     try:
-        return date.fromisoformat(text)
+        if not _ISO_DAY.fullmatch(text):
+            raise ValueError(text)
+        day = date.fromisoformat(text)
     except ValueError:
         raise InvalidInput(f"{name} is a date YYYY-MM-DD, got {text!r}") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise InvalidInput(f"{name} is a day from {FIRST_DAY} to {LAST_DAY}, got {text!r}")
+    return day
 
 
 def _window(since: date | None, until: date | None) -> tuple[datetime | None, datetime | None]:
-    if since is not None and until is not None and since > until:
-        raise InvalidInput(f"the period starts ({since}) after it ends ({until})")
+    for day in (since, until):
+        if day is not None and not FIRST_DAY <= day <= LAST_DAY:
+            raise InvalidInput(f"a report's days are from {FIRST_DAY} to {LAST_DAY}, got {day}")
+    if since is not None and until is not None:
+        if since > until:
+            raise InvalidInput(f"the period starts ({since}) after it ends ({until})")
+        if (until - since).days + 1 > LONGEST_PERIOD_DAYS:
+            raise InvalidInput(
+                f"a report covers at most {LONGEST_PERIOD_DAYS} days; "
+                f"{since} to {until} is {(until - since).days + 1}"
+            )
     start = None if since is None else datetime.combine(since, time(), UTC)
-    # The last day is included: the window ends at the next midnight (none after date.max).
-    end = None
-    if until is not None and until < date.max:
-        end = datetime.combine(until + timedelta(days=1), time(), UTC)
+    # The last day is included: the window ends at the next midnight (LAST_DAY is far from
+    # date.max, so there always is one).
+    end = None if until is None else datetime.combine(until + timedelta(days=1), time(), UTC)
     return start, end
 
 

@@ -1,9 +1,11 @@
 """How a sale takes its unit, and how blocks move through their states as they sell.
 
 A game sells from its open blocks. The sale that takes a block's last unit marks it
-``exhausted`` and opens the game's next ``pending`` block; when no block is open, the next
-pending one opens — unless a block of the game is ``suspended``: the operator halted the game,
-and it opens nothing by itself, neither on exhaustion nor on a sale, until they resume it.
+``exhausted`` and opens the game's next ``pending`` block; if the operator chose so, the sale
+of a block's last top prize closes it, to the same effect (:func:`close_top_prize_sold_out`).
+When no block is open, the next pending one opens — unless a block of the game is
+``suspended``: the operator halted the game, and it opens nothing by itself, neither on
+exhaustion nor on a sale, until they resume it.
 Every step is a conditional write (``take one unit of B if B is open and not sold out``),
 so a sale that loses a race for a block (exhausted, suspended or closed meanwhile) simply
 looks again; after :data:`MAX_UNIT_ATTEMPTS` lost races it gives up with SoldOut ("try again").
@@ -18,13 +20,39 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from grattage.errors import NotOnSale, SoldOut
+from grattage.errors import InvalidInput, NotOnSale, SoldOut
+from grattage.games.table import PrizeTable
 from grattage.service.context import Platform
 from grattage.service.model import Unit
 from grattage.service.ports import Repositories
 
 MAX_UNIT_ATTEMPTS = 50
 OPEN_BLOCKS_SEEN_FOR = timedelta(seconds=5)
+
+UNPLAYABLE_TABLE_ERRORS = (
+    InvalidInput,
+    ValueError,
+    TypeError,
+    KeyError,
+    ArithmeticError,
+    RecursionError,
+)
+"""What binding a stored table to its game may raise when the stored rows are broken (a
+table stored before the loader refused them, or written by hand): bad JSON, a wrong field,
+a row the game cannot dress. Such a block is not on sale; it never fails a page."""
+
+
+def table_unplayable(table: PrizeTable, price_cents: int) -> str | None:
+    """Why a block with this table and price cannot be sold, in the player's words; None if
+    it can. The lobby divides by these figures: the odds by the winning tickets, the payout by
+    the block's stakes."""
+    if price_cents <= 0:
+        return f"its price is {price_cents!r} cents"
+    if table.block_size <= 0 or not table.tiers:
+        return "its prize table has no tickets or no rows"
+    if not 0 < table.prizes_count <= table.block_size:
+        return f"its prize table has {table.prizes_count!r} winning tickets in {table.block_size!r}"
+    return None
 
 
 def take_unit(
@@ -54,14 +82,29 @@ def take_unit(
             hinted = None
             seen.pop(game, None)
             continue
-        sold, size = taken
+        sold, size, price_cents = taken
         if sold == size:
             seen.pop(game, None)
             repos.blocks.set_state(block_id, "exhausted", only_from="open")
             if not repos.blocks.has_suspended(game):  # a halted game waits for the operator
                 repos.blocks.open_next_pending(game)
-        return Unit(block_id=block_id, position=sold - 1)
+        return Unit(block_id=block_id, position=sold - 1, price_cents=price_cents)
     raise SoldOut(f"{game}: no unit could be taken, try again")
+
+
+def close_top_prize_sold_out(
+    platform: Platform, repos: Repositories, game: str, block_id: int
+) -> bool:
+    """Close an open block whose top prize the sale just sold out (the operator's
+    ``close_block_when_top_prize_sold``): its next pending block opens as on exhaustion,
+    unless the game is suspended. False if the block was no longer open (this very sale
+    exhausted it)."""
+    if not repos.blocks.set_state(block_id, "closed", only_from="open"):
+        return False
+    platform.open_blocks_seen.pop(game, None)
+    if not repos.blocks.has_suspended(game):
+        repos.blocks.open_next_pending(game)
+    return True
 
 
 def why_not_on_sale(repos: Repositories, game: str) -> NotOnSale | SoldOut:

@@ -9,6 +9,9 @@ from typing import Literal
 Mode = Literal["play", "auto"]
 FinishedBy = Literal["player", "auto", "inactivity", "abandon"]
 BlockState = Literal["pending", "open", "suspended", "exhausted", "closed"]
+TicketState = Literal["covered", "playing", "finished"]
+"""``covered``: sold and logged, its unit not drawn yet (a drawn block's sale waits for its
+beacon round); ``playing``: drawn, being scratched; ``finished``: its prize credited."""
 MovementKind = Literal["deposit", "stake", "prize"]
 
 HOUSE_DEPOSITS = "house:deposits"
@@ -22,8 +25,6 @@ class Player:
     email: str
     password_hash: str
     birth_date: date
-    failed_logins: int
-    locked_until: datetime | None
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,13 @@ class Block:
     state: BlockState
     chunk_units: int
     table_json: str
+    price_cents: int
+    """What one ticket of the block costs: its emission's table's price, fixed for good."""
+    title: str
+    """The table's title, the name players see."""
+    commitment_index: int | None = None
+    """Where the block's commitment is in the transparency log; None until the sequencer has
+    placed it there — and a block whose commitment is not in the log never opens."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +77,19 @@ class TicketFacts:
     player_id: int
     game: str
     block_id: int
-    position: int
+    position: int | None
+    """The unit sold; None while a drawn sale is ``covered`` (not drawn yet)."""
+    sequence: int | None
+    """The sale's index n in its block (the block's sold count before it); None only for
+    tickets stored before indexes were (migration 0012 gives them their position)."""
     mode: Mode
     sign: str | None
     stake_cents: int
     prize_cents: int
+    """The prize won; 0 while covered."""
     document: str
     revealed: str
-    state: Literal["playing", "finished"]
+    state: TicketState
     created_at: datetime
     last_action_at: datetime
     finished_at: datetime | None
@@ -114,6 +127,8 @@ class Overdue:
 class Unit:
     block_id: int
     position: int
+    price_cents: int
+    """The price of the unit's block: what the sale debits."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +160,8 @@ class NewBlock:
     size: int
     chunk_units: int
     created_at: datetime
+    price_cents: int
+    title: str
 
 
 @dataclass(frozen=True)
@@ -152,8 +169,6 @@ class Operator:
     id: int
     email: str
     password_hash: str
-    failed_logins: int = 0
-    locked_until: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -205,3 +220,74 @@ class ReportRow:
     stakes_cents: int
     prizes_cents: int
     players: int
+
+
+JobState = Literal["running", "succeeded", "failed"]
+JobStage = Literal["queued", "shuffling", "committing", "storing", "opening", "done"]
+
+
+@dataclass(frozen=True)
+class EmissionJob:
+    """An emission made in the background: at ``stage`` of block ``block`` (1-based, 0 before
+    the first), ``done`` of ``total`` steps of that stage, run by the process ``runner``."""
+
+    id: int
+    actor: str
+    game: str
+    blocks: int
+    table_digest: str
+    state: JobState
+    stage: JobStage
+    block: int
+    done: int
+    total: int
+    error: str | None
+    emission_id: int | None
+    opened: str
+    runner: str
+    heartbeat_at: datetime
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class QueuedLogEntry:
+    """A transparency-log entry written with its change, not yet placed in the tree."""
+
+    id: int | None
+    """None for an entry appended without queueing: a rotation's ``key.change``."""
+    kind: str
+    body: str
+    block_id: int | None
+    ticket_id: int | None
+
+
+@dataclass(frozen=True)
+class LogEntryRow:
+    """Entry ``index`` of the transparency log: its canonical JSON ``body``."""
+
+    index: int
+    kind: str
+    body: str
+    block_id: int | None
+    ticket_id: int | None
+
+
+@dataclass(frozen=True)
+class LoggedKey:
+    """An operator key of the log's history: it signs from ``from_index``, brought in by the
+    ``key.change`` entry at ``change_index`` (None for the first key)."""
+
+    key_id: str
+    public_key: bytes
+    from_index: int
+    change_index: int | None
+
+
+@dataclass(frozen=True)
+class StoredTreeHead:
+    tree_size: int
+    timestamp_ms: int
+    root: bytes
+    key_id: str
+    signature: bytes

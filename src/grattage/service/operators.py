@@ -10,7 +10,6 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from grattage.errors import AccountLocked, Unauthorized
 from grattage.service import credentials
 from grattage.service.audit_trail import record
 from grattage.service.context import Platform
@@ -42,42 +41,38 @@ def create(platform: Platform, email: str, password: str, actor: str = "cli") ->
     return operator_id
 
 
-def log_in(platform: Platform, email: str, password: str) -> NewSession:
+def log_in(platform: Platform, email: str, password: str, device: str = "") -> NewSession:
+    """A new operator session; every refused password check is written to the audit log
+    (whether an operator has the address or not, so that the time taken tells nothing)."""
     address = credentials.log_in_address(email, _BAD_CREDENTIALS)
-    now = platform.clock.now()
-    policy = platform.policy
-    with platform.uow.read() as repos:
-        operator = repos.operators.by_email(address)
-    if operator is None:
-        credentials.verify_password(platform, None, password)
-        raise Unauthorized(_BAD_CREDENTIALS)
-    if credentials.is_locked(operator.locked_until, now):
-        raise AccountLocked("this operator is locked after repeated failed log-ins; retry later")
-    if not credentials.verify_password(platform, operator.password_hash, password):
-        with platform.uow.write() as repos:
-            failed, locked = credentials.count_failed_log_in(
-                repos.operators, operator.id, policy, now
-            )
-            record(
-                repos,
-                now,
-                "anonymous",
-                "operator.log_in_failed",
-                f"operator:{operator.id}",
-                {"failed_in_a_row": failed},
-            )
-        if locked:
-            raise AccountLocked("too many failed log-ins: this operator is locked for a while")
-        raise Unauthorized(_BAD_CREDENTIALS)
+    operator, counted = credentials.checked_log_in(
+        platform,
+        "operator",
+        address,
+        password,
+        device,
+        lambda repos: repos.operators.by_email(address),
+        lambda operator: operator.password_hash,
+        _BAD_CREDENTIALS,
+        check_failed=lambda: _record_failure(platform, address),
+    )
     token = secrets.token_urlsafe(32)
+    now = platform.clock.now()
     with platform.uow.write() as repos:
-        if operator.failed_logins or operator.locked_until is not None:
-            repos.operators.clear_failed_log_ins(operator.id)
+        device = credentials.log_in_succeeded(repos, counted, platform)
         repos.operators.add_session(token_hash(token), operator.id, now)
         record(
             repos, now, f"operator:{operator.email}", "operator.log_in", f"operator:{operator.id}"
         )
-    return NewSession(token, now + timedelta(seconds=platform.policy.session_idle_seconds))
+    return NewSession(token, now + timedelta(seconds=platform.policy.session_idle_seconds), device)
+
+
+def _record_failure(platform: Platform, address: str) -> None:
+    now = platform.clock.now()
+    with platform.uow.write() as repos:
+        operator = repos.operators.by_email(address)
+        target = "operator:unknown" if operator is None else f"operator:{operator.id}"
+        record(repos, now, "anonymous", "operator.log_in_failed", target, {"email": address})
 
 
 def authenticate(platform: Platform, token: str) -> OperatorCaller | None:

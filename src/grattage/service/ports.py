@@ -10,6 +10,9 @@ from contextlib import AbstractContextManager
 from datetime import date, datetime
 from typing import Any, Protocol
 
+from grattage.service.draw_port import DrawRepository
+from grattage.service.job_port import EmissionJobRepository
+from grattage.service.log_port import TransparencyLogRepository
 from grattage.service.model import (
     AuditEntry,
     Block,
@@ -30,21 +33,35 @@ from grattage.service.model import (
 )
 
 
-class FailedLogIns(Protocol):
-    """The failed log-ins of players or of operators; the lock-out policy is the service's."""
+class LogInAttempts(Protocol):
+    """The lock-out's counters: attempts per ``subject`` (an address, a device) of a ``scope``,
+    in windows of a given length; each count is atomic and committed with its transaction."""
 
-    def count_failed_log_in(self, account_id: int) -> int:
-        """Count one more failed log-in in a row; how many there are now."""
+    def count(
+        self, scope: str, subject: str, now: datetime, window_seconds: int
+    ) -> tuple[int, datetime]:
+        """Count one attempt, in a new window opening ``now`` if the last one has passed:
+        (attempts in the window with this one, when the window opened)."""
         ...
 
-    def lock(self, account_id: int, until: datetime) -> None:
-        """Refuse log-ins until ``until``; the count starts again from zero."""
+    def count_if_present(
+        self, scope: str, subject: str, now: datetime, window_seconds: int
+    ) -> tuple[int, datetime] | None:
+        """As :meth:`count` for a subject that has a row already; None (nothing counted) if
+        it has none."""
         ...
 
-    def clear_failed_log_ins(self, account_id: int) -> None: ...
+    def start_over(self, scope: str, subject: str, now: datetime) -> None:
+        """Keep the subject with no attempt, in a window opening ``now``."""
+        ...
+
+    def forget(self, scope: str, subject: str) -> None: ...
+    def forget_older(self, older_than: dict[str, datetime]) -> None:
+        """Drop the rows of each scope whose window opened before the time given for it."""
+        ...
 
 
-class PlayerRepository(FailedLogIns, Protocol):
+class PlayerRepository(Protocol):
     def add(self, email: str, password_hash: str, birth_date: date, now: datetime) -> int: ...
     def by_email(self, email: str) -> Player | None: ...
 
@@ -89,7 +106,9 @@ class Ledger(Protocol):
 
 
 class BlockRepository(Protocol):
-    def add_emission(self, game: str, table_json: str, digest: str, now: datetime) -> int: ...
+    def add_emission(
+        self, game: str, table_json: str, digest: str, price_cents: int, title: str, now: datetime
+    ) -> int: ...
     def add_block(self, block: NewBlock) -> int: ...
     def add_chunk(self, block_id: int, chunk: int, sealed_tiers: bytes) -> None: ...
     def get(self, block_id: int) -> Block | None: ...
@@ -98,9 +117,24 @@ class BlockRepository(Protocol):
         """The first few open blocks of the game with a unit left, lowest ids first."""
         ...
 
-    def take_unit(self, block_id: int) -> tuple[int, int] | None:
-        """Sell one unit of the block if it is open and not sold out: (sold, size) after it,
-        so the unit taken is position ``sold - 1``; None (nothing changed) otherwise."""
+    def take_unit(self, block_id: int) -> tuple[int, int, int] | None:
+        """Sell one unit of the block if it is open and not sold out: (sold, size, price in
+        cents) after it, so the unit taken is position ``sold - 1``; None (nothing changed)
+        otherwise. The price comes with the row the sale locks: no statement of its own."""
+        ...
+
+    def count_prize_sold(self, block_id: int, prize_cents: int) -> int:
+        """Count one more ticket of the block sold with this (non-zero) prize; how many of
+        that prize the block has sold now, this one included."""
+        ...
+
+    def prizes_sold(self, block_ids: list[int]) -> dict[int, dict[int, int]]:
+        """Per block of ``block_ids``: prize amount → tickets sold with it (winning amounts
+        only; an amount none of whose tickets is sold yet is absent)."""
+        ...
+
+    def open_blocks(self, game: str | None = None) -> list[Block]:
+        """The open blocks (of ``game``), lowest ids first, with their tables."""
         ...
 
     def sealed_tier(self, block: Block, position: int) -> bytes: ...
@@ -154,6 +188,7 @@ class TicketRepository(Protocol):
         ...
 
     def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]: ...
+    def ticket_at(self, block_id: int, sequence: int) -> int | None: ...
     def last(self, player_id: int) -> Ticket | None: ...
 
 
@@ -179,10 +214,23 @@ class ReconciliationQueries(Protocol):
     def prizes_on_tickets_not_owed(self) -> list[tuple[int, int]]: ...
     def blocks_off_counter(self) -> list[tuple[int, int, int]]: ...
     def units_sold_twice(self) -> list[tuple[int, int, int]]: ...
-    def units_beyond_counter(self) -> list[tuple[int, int, int]]: ...
+    def units_beyond_counter(self) -> list[tuple[int, int, int]]:
+        """(ticket, block, index) of each sale whose index (its position before the draw) is
+        not below its block's counter."""
+        ...
+
+    def draws_off_cursor(self) -> list[tuple[int, int, int]]:
+        """(block, cursor, tickets drawn) of each drawn block whose drawn tickets are not
+        exactly its sales 0 … cursor − 1."""
+        ...
+
+    def prizes_off_counters(self) -> list[tuple[int, int, int, int]]:
+        """(block, prize, counter, tickets) wherever a block's count of a prize sold
+        (``count_prize_sold``) differs from its tickets sold with that prize."""
+        ...
 
 
-class OperatorRepository(FailedLogIns, Protocol):
+class OperatorRepository(Protocol):
     def add(self, email: str, password_hash: str, now: datetime) -> int: ...
     def by_email(self, email: str) -> Operator | None: ...
     def add_session(self, token_hash: str, operator_id: int, now: datetime) -> None: ...
@@ -211,6 +259,38 @@ class LimitsRepository(Protocol):
     def movements_since(
         self, player_id: int, since: datetime
     ) -> list[tuple[str, datetime, int]]: ...
+
+
+class IdentityRepository(Protocol):
+    """Who is behind each player account (its mailbox, its person) and the exclusions kept
+    per mailbox and per person, keyed ``mailbox:<key>`` or ``person:<key>``."""
+
+    def add(
+        self,
+        player_id: int,
+        mailbox_key: str,
+        person_key: str | None,
+        first_name: str | None,
+        last_name: str | None,
+    ) -> None: ...
+    def keys_of(self, player_id: int) -> list[str]:
+        """The player's exclusion keys: its mailbox's, and its person's when known."""
+        ...
+
+    def lock_exclusions(self, keys: list[str]) -> list[tuple[bool, datetime | None]]:
+        """(excluded for good, excluded until) of each key, rows created if missing and locked
+        until the transaction ends (in key order: two transactions never deadlock on them)."""
+        ...
+
+    def players_behind(self, keys: list[str]) -> list[int]:
+        """The accounts of these mailboxes and persons, lowest ids first."""
+        ...
+
+    def exclude(self, keys: list[str], until: datetime | None) -> None:
+        """Exclude the keys and every account behind them until ``until`` (None: for good);
+        never shortens an exclusion in force. Call after :meth:`lock_exclusions` and after
+        locking each account behind them."""
+        ...
 
 
 class ReportRepository(Protocol):
@@ -243,6 +323,17 @@ class Repositories(Protocol):
     def limits(self) -> LimitsRepository: ...
     @property
     def reports(self) -> ReportRepository: ...
+    @property
+    def identities(self) -> IdentityRepository: ...
+    @property
+    def emission_jobs(self) -> EmissionJobRepository: ...
+    @property
+    def login_attempts(self) -> LogInAttempts: ...
+    @property
+    def log(self) -> TransparencyLogRepository: ...
+
+    @property
+    def draws(self) -> DrawRepository: ...
 
 
 class UnitOfWork(Protocol):
@@ -260,10 +351,33 @@ class PasswordHasher(Protocol):
         ...
 
 
+class ExclusionRegister(Protocol):
+    """The national register of people barred from gambling (France: the ANJ's « fichier des
+    interdits de jeux »), by person key (:func:`grattage.service.identity.person`)."""
+
+    def lists(self, person_key: str) -> bool: ...
+
+
 class KeyStore(Protocol):
     def put(self, key_id: str, key: bytes) -> None: ...
     def get(self, key_id: str) -> bytes: ...
     def discard(self, key_id: str) -> None: ...
+    def operator_key(self, key_id: str | None = None) -> bytes:
+        """The operator's Ed25519 private key ``key_id`` (32 bytes); None: the first one,
+        created on first use."""
+        ...
+
+    def put_operator_key(self, key_id: str, key: bytes) -> None:
+        """Store a new operator key (a rotation's) durably, before the rotation commits."""
+        ...
+
+    def discard_operator_key(self, key_id: str) -> None:
+        """Remove a rotation's new key whose rotation is known not to have committed."""
+        ...
+
+    def pseudonym_key(self) -> bytes:
+        """The key of players' pseudonyms in receipts (32 bytes), created on first use."""
+        ...
 
 
 # The pictures port, appended after the storage ports; its imports sit with it so that this

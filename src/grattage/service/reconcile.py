@@ -7,10 +7,12 @@ entry points word it (``grattage reconcile`` prints one line per discrepancy).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from grattage.service.context import Platform
+from grattage.service.ports import ReconciliationQueries
 
 Check = Literal[
     "balances",
@@ -20,6 +22,8 @@ Check = Literal[
     "one_stake_per_ticket",
     "one_prize_per_winning_ticket",
     "units_sold_once",
+    "sales_drawn_in_order",
+    "prizes_sold_counted",
 ]
 Rule = Literal[
     "balance_off_ledger",
@@ -33,6 +37,8 @@ Rule = Literal[
     "counter_off_tickets",
     "unit_sold_twice",
     "unit_beyond_counter",
+    "draws_off_cursor",
+    "prize_counter_off_tickets",
 ]
 
 CHECKS: tuple[Check, ...] = get_args(Check)
@@ -88,10 +94,25 @@ def reconcile(platform: Platform) -> Reconciliation:
             )
         for ticket_id, paid in books.prizes_on_tickets_not_owed():
             found("prize_not_owed", ticket=ticket_id, credited_cents=paid)
-        for block_id, counter, sold in books.blocks_off_counter():
-            found("counter_off_tickets", block=block_id, counter=counter, tickets=sold)
-        for block_id, position, count in books.units_sold_twice():
-            found("unit_sold_twice", block=block_id, position=position, times=count)
-        for ticket_id, block_id, position in books.units_beyond_counter():
-            found("unit_beyond_counter", ticket=ticket_id, block=block_id, position=position)
+        _units(books, found)
     return report
+
+
+def _units(books: ReconciliationQueries, found: Callable[..., None]) -> None:
+    """The blocks' counters, units, draws and prizes against their tickets."""
+    for block_id, counter, sold in books.blocks_off_counter():
+        found("counter_off_tickets", block=block_id, counter=counter, tickets=sold)
+    for block_id, position, count in books.units_sold_twice():
+        found("unit_sold_twice", block=block_id, position=position, times=count)
+    for ticket_id, block_id, position in books.units_beyond_counter():
+        found("unit_beyond_counter", ticket=ticket_id, block=block_id, position=position)
+    for block_id, cursor, drawn in books.draws_off_cursor():
+        found("draws_off_cursor", block=block_id, cursor=cursor, drawn=drawn)
+    for block_id, prize, counter, sold in books.prizes_off_counters():
+        found(
+            "prize_counter_off_tickets",
+            block=block_id,
+            prize_cents=prize,
+            counter=counter,
+            tickets=sold,
+        )

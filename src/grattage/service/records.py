@@ -13,9 +13,7 @@ from datetime import date, datetime
 from fractions import Fraction
 from typing import Any, Literal
 
-from grattage.service.model import BlockState, FinishedBy, Mode
-
-TicketState = Literal["playing", "finished"]
+from grattage.service.model import BlockState, FinishedBy, JobStage, JobState, Mode, TicketState
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +22,8 @@ class TicketView:
 
     id: int
     game: str
+    title: str
+    """The title of the ticket's own block (its table's), not the one on sale now."""
     mode: Mode
     state: TicketState
     sign: str | None
@@ -38,6 +38,9 @@ class TicketView:
     finished_at: datetime | None
     finished_by: FinishedBy | None
     balance_after_cents: int
+    receipt: dict[str, Any] | None = None
+    """The signed sale receipt (docs/fairness.md): the player's evidence of the purchase; null
+    for tickets sold before the transparency log."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +65,33 @@ class PrizeTier:
     count: int
 
 
+OffSale = Literal["sold_out", "table_unplayable"]
+"""Why a game is not on sale: no unit left in an open or pending block, or the stored table of
+the block on show cannot be played (its rows cannot be dressed or give no figures)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenBlockPrizes:
+    """An open block and what is left to win in it: each prize of its table, largest first,
+    with its count minus the tickets sold with it (exact, counted from the tickets sold)."""
+
+    block_id: int
+    size: int
+    sold: int
+    prizes_remaining: tuple[PrizeTier, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class GameListing:
-    """A game as the lobby shows it, with the table of the block now on sale.
+    """A game as the lobby shows it, with the table, price and title of the block now on sale.
 
     The odds are ``block_size / winning_tickets``, the payout ``prizes_total_cents /
-    (block_size × price_cents)``: exact, divided where they are shown."""
+    (block_size × price_cents)``: exact, divided where they are shown. A table that cannot be
+    played is listed all the same, off sale, with no tiers and zero figures."""
 
     name: str
     title: str
+    """The block's title (its table's), the name players see."""
     table_title: str
     table_source: str
     price_cents: int
@@ -83,6 +104,13 @@ class GameListing:
     zones: tuple[str, ...]
     prize_table: tuple[PrizeTier, ...]
     on_sale: bool
+    open_blocks: tuple[OpenBlockPrizes, ...]
+    """The game's open blocks and the prizes still unsold in each."""
+    top_prizes_remaining: PrizeTier | None
+    """The open blocks' largest prize and how many of it are left across them; None when no
+    block is open."""
+    off_sale_reason: OffSale | None
+    """Why ``on_sale`` is false; null when it is true."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +289,9 @@ class PublicBlock:
     root: str | None
     """The commitment's Merkle root (hex)."""
     disclosed: bool
+    prizes_remaining: tuple[PrizeTier, ...] | None
+    """An open block's prizes and how many of each are still unsold; None for a block not
+    on sale."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,3 +306,30 @@ class AuditRecord:
     subject: str
     details: dict[str, Any]
     hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class EmissionJobRecord:
+    """An emission being made in the background, as the back office follows it.
+
+    ``stage`` is where it is (``queued``, ``shuffling`` — generation —, ``committing``,
+    ``storing``, ``opening``, ``done``) for block ``block`` of ``blocks`` (1-based; 0 before
+    the first), ``done`` of ``total`` steps of that stage; a failed job keeps the stage it
+    failed at. ``block_ids`` are the blocks stored so far, each whole."""
+
+    id: int
+    game: str
+    actor: str
+    state: JobState
+    stage: JobStage
+    block: int
+    blocks: int
+    done: int
+    total: int
+    error: str | None
+    emission_id: int | None
+    block_ids: tuple[int, ...]
+    opened: tuple[int, ...]
+    table_digest: str
+    created_at: datetime
+    finished_at: datetime | None

@@ -6,7 +6,9 @@ week's counter against the limit in force and raises the counter, all in the tra
 moves the money: two concurrent requests cannot both pass a limit, and a refused or failed
 purchase leaves the counter as it was. Lowering a limit applies at once; raising one only
 after the cooling-off period (a pending raise with its effective time). A self-exclusion
-blocks purchases, deposits and log-ins at once and cannot be shortened.
+blocks purchases, deposits and log-ins at once and cannot be shortened; it applies to the
+person and the mailbox behind the account, so to their other accounts and to any new one
+(:mod:`grattage.service.person_exclusion`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from grattage.errors import InvalidInput, LimitReached, SelfExcluded
 from grattage.games.money import format_euros
 from grattage.service.context import Platform, Policy, StakeCheck
 from grattage.service.model import Caller, LimitsRow
+from grattage.service.person_exclusion import (
+    exclude_identity,
+    person_key_of,
+    refuse_if_listed,
+)
 from grattage.service.ports import Repositories
 from grattage.service.records import (
     Activity,
@@ -205,9 +212,13 @@ def _count_in_week(
 
 
 def check_log_in(platform: Platform, player_id: int) -> None:
+    """Refuse the log-in of a self-excluded account (the exclusion of its person or mailbox
+    reached it) or of a person the national register lists."""
     with platform.uow.read() as repos:
         row = repos.limits.get(player_id)
+        person_key = person_key_of(repos, player_id)
     refuse_if_excluded(row, platform.clock.now())
+    refuse_if_listed(platform, person_key)
 
 
 def _limit_view(row: LimitsRow | None, kind: LimitKind, policy: Policy, now: datetime) -> LimitView:
@@ -292,21 +303,22 @@ def set_limits(
 
 
 def exclude(platform: Platform, player_id: int, period: str) -> Exclusion:
-    """Self-exclusion from now; a shorter one never cuts short one in force."""
+    """Self-exclusion from now of the player's person and mailbox, so of all their accounts
+    and of any new one; a shorter one never cuts short one in force."""
     if period not in EXCLUSION_PERIODS:
         raise InvalidInput(f"a self-exclusion lasts {', '.join(EXCLUSION_PERIODS)}, got {period!r}")
     now = platform.clock.now()
     days = EXCLUSION_PERIODS[period]
+    until = None if days is None else now + timedelta(days=days)
     with platform.uow.write() as repos:
+        exclude_identity(repos, player_id, until)  # its rows first: see person_exclusion
         row = repos.limits.lock(player_id)
-        if days is None:
+        if until is None:
             repos.limits.update(player_id, excluded_forever=True)
-        else:
-            until = now + timedelta(days=days)
-            if not row.excluded_forever and (
-                row.excluded_until is None or row.excluded_until < until
-            ):
-                repos.limits.update(player_id, excluded_until=until)
+        elif not row.excluded_forever and (
+            row.excluded_until is None or row.excluded_until < until
+        ):
+            repos.limits.update(player_id, excluded_until=until)
     return exclusion(platform, player_id)
 
 

@@ -11,37 +11,45 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timedelta
-from typing import cast
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, cast
 
+from grattage.blocks.draw_records import check_client_seed
 from grattage.blocks.sealing import design_unit, unit_salt, unseal_tiers
 from grattage.errors import (
     IdempotencyConflict,
     InsufficientBalance,
     InvalidInput,
+    NotDrawn,
     NotFound,
+    NotOnSale,
     ZoneNotRevealable,
 )
-from grattage.games import Game, find_game, game_names
+from grattage.games import Game, find_game
 from grattage.games.money import format_euros
-from grattage.games.registry import game_type
-from grattage.service import block_lifecycle
+from grattage.service import block_lifecycle, draw_sale, prizes_left
 from grattage.service.audit_trail import record_block_changes
-from grattage.service.context import Platform
+from grattage.service.context import LoadedBlock, Platform
+from grattage.service.finishing import finish as _finish
+from grattage.service.finishing import finish_due as _finish_due
+from grattage.service.finishing import settle_due, sweep
 from grattage.service.model import (
     HOUSE_PRIZES,
     HOUSE_STAKES,
-    FinishedBy,
     Leg,
     Mode,
     Movement,
     NewTicket,
-    Overdue,
     Ticket,
+    Unit,
 )
 from grattage.service.ports import Repositories
 from grattage.service.records import HistoryRow, TicketView
+from grattage.service.transparency import receipt_of, sign_and_log_receipt
 from grattage.service.views import history_row, revealed_zones, ticket_view
+
+__all__ = ["buy", "get_ticket", "history", "last_ticket", "reveal", "settle_due", "sweep"]
 
 MODES: tuple[Mode, ...] = ("play", "auto")
 MAX_IDEMPOTENCY_KEY = 255
@@ -51,16 +59,25 @@ class DesignMismatchError(AssertionError):
     """A designed ticket does not show its unit's prize: a bug, never a client's fault."""
 
 
-def _request_hash(game: str, mode: str, sign: str | None) -> str:
-    canonical = json.dumps({"game": game, "mode": mode, "sign": sign}, sort_keys=True)
+def _request_hash(game: str, mode: str, sign: str | None, client_seed: str | None) -> str:
+    asked: dict[str, str | None] = {"game": game, "mode": mode, "sign": sign}
+    if client_seed is not None:  # absent when none: a key's stored hash stays valid
+        asked["client_seed"] = client_seed
+    canonical = json.dumps(asked, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _check_purchase(game_name: str, mode: str, sign: str | None, key: str | None) -> Game:
+def _check_purchase(
+    game_name: str, mode: str, sign: str | None, key: str | None, client_seed: str | None
+) -> Game:
     game = find_game(game_name)
     if mode not in MODES:
         raise InvalidInput(f"mode is 'play' or 'auto', got {mode!r}")
     game.check_choice(sign)
+    try:
+        check_client_seed(client_seed)
+    except ValueError as error:
+        raise InvalidInput(str(error)) from None
     if key is not None and not (0 < len(key) <= MAX_IDEMPOTENCY_KEY and key.isprintable()):
         raise InvalidInput(
             f"an Idempotency-Key has 1 to {MAX_IDEMPOTENCY_KEY} printable characters"
@@ -76,10 +93,12 @@ def buy(
     mode: str,
     sign: str | None = None,
     idempotency_key: str | None = None,
+    client_seed: str | None = None,
 ) -> tuple[TicketView, bool]:
-    """Sell the next ticket of ``game_name``: (the ticket, whether this was a replay)."""
-    game = _check_purchase(game_name, mode, sign, idempotency_key)
-    request_hash = _request_hash(game.name, mode, sign)
+    """Sell the next ticket of ``game_name``: (the ticket, whether this was a replay). A
+    drawn block's ticket comes back ``covered``: its unit is drawn once its round is out."""
+    game = _check_purchase(game_name, mode, sign, idempotency_key, client_seed)
+    request_hash = _request_hash(game.name, mode, sign, client_seed)
     now = platform.clock.now()
     with platform.uow.write() as repos:
         _finish_due(platform, repos, now, player_id)
@@ -89,15 +108,23 @@ def buy(
         if replayed:
             assert idempotency_key is not None
             ticket = _replay(repos, player_id, idempotency_key, request_hash)
+            receipt = receipt_of(repos, ticket.id)
         else:
-            ticket = _sell(
-                platform, repos, player_id, game=game, mode=cast(Mode, mode), sign=sign, now=now
+            ticket, receipt = _sell(
+                platform,
+                repos,
+                player_id,
+                game=game,
+                mode=cast(Mode, mode),
+                sign=sign,
+                client_seed=client_seed,
+                now=now,
             )
             if idempotency_key is not None:
                 repos.idempotency.set_ticket(player_id, idempotency_key, ticket.id)
         sold_by = platform.loaded_block(repos, ticket.block_id).game
     # Shaping the answer needs no lock: done after the commit, outside the writers' queue.
-    return ticket_view(ticket, sold_by), replayed
+    return replace(ticket_view(ticket, sold_by), receipt=receipt), replayed
 
 
 def _replay(repos: Repositories, player_id: int, key: str, request_hash: str) -> Ticket:
@@ -121,14 +148,40 @@ def _sell(
     game: Game,
     mode: Mode,
     sign: str | None,
+    client_seed: str | None,
     now: datetime,
-) -> Ticket:
-    stake = game.price_cents
+) -> tuple[Ticket, dict[str, Any] | None]:
     account_id = repos.ledger.player_account_id(player_id)
+    if (price := draw_sale.drawn_price(platform, repos, game.name, now)) is not None:
+        return draw_sale.sell_drawn(
+            platform,
+            repos,
+            player_id,
+            account_id,
+            price,
+            game=game,
+            mode=mode,
+            sign=sign,
+            client_seed=client_seed,
+            now=now,
+            loaded_for_sale=lambda unit: _loaded_for_sale(platform, repos, unit),
+        )
+    # The stake is the price of the block the unit comes from, so the unit is taken first
+    # (its price comes back with it); a refusal below rolls the take back with the rest.
+    # Taken before the wallet is held: a purchase waiting on its game's block row (held by
+    # a hung transaction) must hold nothing the same player's purchase of another game needs.
+    unit = block_lifecycle.take_unit(platform, repos, game.name, spread=player_id, now=now)
+    loaded = _loaded_for_sale(platform, repos, unit)
+    # A drawn block sells only while the witness answers and a drawer draws: refused here,
+    # nothing is debited.
+    witness = draw_sale.witness_for_sale(platform) if loaded.drawn else None
+    if witness is not None:
+        draw_sale.drawer_for_sale(platform, repos, witness)
     if platform.stake_checks:
         # A check reads what the player already staked: hold the wallet first, or concurrent
         # purchases all read the same total and together exceed a limit (PostgreSQL).
         repos.ledger.lock_player_account(account_id)
+    stake = unit.price_cents
     for check in platform.stake_checks:
         check(repos, player_id, game.name, stake, now)
     stake_legs = [Leg(account_id, -stake), Leg(repos.ledger.house_account(HOUSE_STAKES), stake)]
@@ -139,16 +192,37 @@ def _sell(
             f"a {game.name} ticket costs {format_euros(stake)}; the balance cannot pay it"
         ) from None
     balance_before = balance_after + stake
-    unit = block_lifecycle.take_unit(platform, repos, game.name, spread=player_id, now=now)
-    if repos.blocks.state_changes:  # this sale exhausted a block, or opened the next one
-        record_block_changes(repos, now, actor="system:sale")
-    loaded = platform.loaded_block(repos, unit.block_id)
+    if witness is not None:
+        covered = draw_sale.sell_covered(
+            platform,
+            repos,
+            witness,
+            loaded,
+            unit,
+            player_id=player_id,
+            game=game,
+            mode=mode,
+            sign=sign,
+            client_seed=client_seed,
+            stake_legs=stake_legs,
+            balance_before=balance_before,
+            balance_after=balance_after,
+            now=now,
+        )
+        # As below, after its receipt (and its place in the draw queue: a drawn block's end
+        # is logged by the drawer once its last sale is drawn).
+        if repos.blocks.state_changes:
+            record_block_changes(repos, now, actor="system:sale")
+        return covered
     sealed = repos.blocks.sealed_tier(loaded.block, unit.position)
     tier = unseal_tiers(loaded.key, sealed, unit.position)[0]
     prize = loaded.game.table.prize_of_tier(tier)
     document = design_unit(loaded.game, unit_salt(loaded.key, unit.position), prize, sign)
     if loaded.game.evaluate(document) != prize:
         raise DesignMismatchError(f"block {unit.block_id} unit {unit.position}: design != prize")
+    closed = bool(prize) and prizes_left.count_sale(
+        platform, repos, unit.block_id, loaded.game.table, prize
+    )
     auto = mode == "auto"
     prize_legs = [Leg(account_id, prize), Leg(repos.ledger.house_account(HOUSE_PRIZES), -prize)]
     if auto and prize:
@@ -158,6 +232,7 @@ def _sell(
         game=game.name,
         block_id=unit.block_id,
         position=unit.position,
+        sequence=unit.position,
         mode=mode,
         sign=sign,
         stake_cents=stake,
@@ -176,11 +251,54 @@ def _sell(
     repos.ledger.record(Movement("stake", stake_legs, now, player_id, ticket_id))
     if auto and prize:
         repos.ledger.record(Movement("prize", prize_legs, now, player_id, ticket_id))
-    return sold.stored_as(ticket_id)
+    receipt = sign_and_log_receipt(
+        platform, repos, loaded, ticket_id, player_id, unit.position, stake, now
+    )
+    # The block changes of this sale — its last unit exhausted the block and opened the next,
+    # or its top prize closed it — are logged after its receipt: a block ends after its last
+    # sale (the monitor counts the receipts before a block.ended).
+    if repos.blocks.state_changes:
+        reason = prizes_left.TOP_PRIZE_SOLD_OUT if closed else None
+        record_block_changes(repos, now, actor="system:sale", reason=reason)
+    return sold.stored_as(ticket_id), receipt
+
+
+_UNCHECKED = "unchecked"
+_TABLE_UNPLAYABLE: dict[Game, str | None] = {}
+"""Why each game bound to a stored table (see :func:`block_lifecycle.table_unplayable`) cannot
+be sold; None when it can. Keyed by the game object (identity): the platform keeps one per
+stored table for good, so this holds one entry per table, as that cache does."""
+
+
+def _loaded_for_sale(platform: Platform, repos: Repositories, unit: Unit) -> LoadedBlock:
+    """The unit's block, bound to its game: NotOnSale (the sale rolls back) if its stored table
+    cannot be played, as the lobby says of it."""
+    try:
+        loaded = platform.loaded_block(repos, unit.block_id)
+    except block_lifecycle.UNPLAYABLE_TABLE_ERRORS:
+        raise _not_on_sale(unit, "its prize table cannot be played") from None
+    if unit.price_cents <= 0:
+        raise _not_on_sale(unit, f"its price is {unit.price_cents!r} cents")
+    # Summing a table's rows on every sale would cost more than the rest of this check: a
+    # game bound to a table never changes, so the answer is kept with it.
+    why = _TABLE_UNPLAYABLE.get(loaded.game, _UNCHECKED)
+    if why is _UNCHECKED:
+        why = _TABLE_UNPLAYABLE[loaded.game] = block_lifecycle.table_unplayable(
+            loaded.game.table, unit.price_cents
+        )
+    if why is not None:
+        raise _not_on_sale(unit, why)
+    return loaded
+
+
+def _not_on_sale(unit: Unit, why: str) -> NotOnSale:
+    return NotOnSale(f"block {unit.block_id} is not on sale: {why}; the operator must close it")
 
 
 def _view(platform: Platform, repos: Repositories, ticket: Ticket) -> TicketView:
-    return ticket_view(ticket, platform.loaded_block(repos, ticket.block_id).game)
+    """A ticket resumed or replayed, with its receipt (the game page's proof panel shows it)."""
+    view = ticket_view(ticket, platform.loaded_block(repos, ticket.block_id).game)
+    return replace(view, receipt=receipt_of(repos, ticket.id))
 
 
 def _owned(repos: Repositories, player_id: int, ticket_id: int, lock: bool = False) -> Ticket:
@@ -189,26 +307,6 @@ def _owned(repos: Repositories, player_id: int, ticket_id: int, lock: bool = Fal
         # Someone else's ticket is indistinguishable from a missing one.
         raise NotFound(f"no ticket {ticket_id!r}")
     return ticket
-
-
-def _finish(
-    platform: Platform,
-    repos: Repositories,
-    ticket: Ticket,
-    finished_by: FinishedBy,
-    now: datetime,
-) -> bool:
-    """Finish a playing ticket and credit its prize; False if it was already finished."""
-    game = platform.loaded_block(repos, ticket.block_id).game
-    if not repos.tickets.finish(ticket.id, json.dumps(list(game.zones)), now, finished_by):
-        return False
-    if ticket.prize_cents:
-        account_id = repos.ledger.player_account_id(ticket.player_id)
-        house = repos.ledger.house_account(HOUSE_PRIZES)
-        legs = [Leg(account_id, ticket.prize_cents), Leg(house, -ticket.prize_cents)]
-        balances = repos.ledger.post(Movement("prize", legs, now, ticket.player_id, ticket.id))
-        repos.tickets.set_balance_after(ticket.id, balances[account_id])
-    return True
 
 
 def reveal(
@@ -231,6 +329,11 @@ def reveal(
             game.check_zone(zone)
         if ticket.state == "finished":
             return ticket_view(ticket, game)
+        if ticket.state == "covered":
+            raise NotDrawn(
+                f"ticket {ticket_id!r} is not drawn yet: its unit is drawn once its beacon round "
+                "is published (within a round); wait for it (GET /api/tickets/{id}?wait=1)"
+            )
         revealed = set(revealed_zones(ticket)) | set(requested)
         for zone in requested:
             missing = [z for z in game.zone_prerequisites(zone) if z not in revealed]
@@ -244,67 +347,6 @@ def reveal(
         updated = repos.tickets.get(ticket.id)
         assert updated is not None
         return ticket_view(updated, game)
-
-
-def _overdue(platform: Platform, now: datetime) -> Overdue:
-    policy = platform.policy
-    return Overdue(
-        inactivity_cutoff=now - timedelta(seconds=policy.inactivity_seconds),
-        abandon_cutoff=now - timedelta(seconds=policy.abandon_seconds),
-        inactivity_games=_revealing_games(),
-    )
-
-
-def _revealing_games() -> tuple[str, ...]:
-    """The games whose rules reveal an idle ticket after the inactivity delay (Cash, 4.3)."""
-    return tuple(name for name in game_names() if game_type(name).reveals_after_inactivity)
-
-
-def _reason(ticket: Ticket) -> FinishedBy:
-    return "inactivity" if game_type(ticket.game).reveals_after_inactivity else "abandon"
-
-
-def _finish_due(
-    platform: Platform, repos: Repositories, now: datetime, player_id: int | None = None
-) -> int:
-    due = repos.tickets.due(_overdue(platform, now), player_id)
-    # Lock every ticket before any account: the same order as a reveal and the sweeper
-    # (ticket, then account), so that they cannot deadlock on PostgreSQL.
-    locked = [repos.tickets.get(ticket_id, for_update=True) for ticket_id in due]
-    finished = 0
-    for ticket in locked:
-        if ticket is not None and ticket.state == "playing":
-            finished += _finish(platform, repos, ticket, _reason(ticket), now)
-    return finished
-
-
-def settle_due(platform: Platform, player_id: int) -> int:
-    """Lazily finish the player's own overdue tickets (called on every access)."""
-    now = platform.clock.now()
-    with platform.uow.read() as repos:
-        due = repos.tickets.due(_overdue(platform, now), player_id)
-    if not due:
-        return 0
-    with platform.uow.write() as repos:
-        return _finish_due(platform, repos, now, player_id)
-
-
-def sweep(platform: Platform, batch: int = 200) -> int:
-    """Finish every overdue ticket of every player; how many were finished."""
-    total = 0
-    while True:
-        now = platform.clock.now()
-        with platform.uow.read() as repos:
-            due = repos.tickets.due(_overdue(platform, now), limit=batch)
-        if not due:
-            return total
-        for ticket_id in due:
-            with platform.uow.write() as repos:
-                ticket = repos.tickets.get(ticket_id, for_update=True)
-                if ticket is not None and ticket.state == "playing":
-                    total += _finish(platform, repos, ticket, _reason(ticket), now)
-        if len(due) < batch:
-            return total
 
 
 def get_ticket(platform: Platform, player_id: int, ticket_id: int) -> TicketView:

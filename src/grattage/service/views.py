@@ -41,6 +41,7 @@ def ticket_view(ticket: Ticket, game: Game) -> TicketView:
     return TicketView(
         id=ticket.id,
         game=ticket.game,
+        title=game.table.title,  # the game is bound to the ticket's block's table
         mode=ticket.mode,
         state=ticket.state,
         sign=ticket.sign,
