@@ -23,28 +23,40 @@ machine-readable name sent as ``{"error": code}`` by the API.
     ├── Unauthorized ..................... no valid credentials (401 / 3)
     │   └── AccountLocked                  too many failed log-ins
     ├── Forbidden ........................ valid credentials without the right (403 / 3)
-    │   └── SelfExcluded                   the player excluded themself from play
+    │   ├── SelfExcluded                   the player (the person, the mailbox) excluded themself
+    │   └── NationallyExcluded             the person is on the national exclusion register
     ├── Conflict ......................... the request clashes with the current state (409 / 3)
     │   ├── InsufficientBalance            the balance cannot pay the stake
     │   ├── SoldOut                        no open block of the game has an unsold unit
     │   ├── NotOnSale                      every block left of the game is suspended or closed
     │   ├── IdempotencyConflict            an idempotency key reused with another request
     │   ├── LimitReached                   a responsible-gaming limit would be exceeded
-    │   └── AlreadyExists                  e.g. an e-mail address already registered
-    └── Unavailable ...................... the system cannot serve right now, retry later (503 / 5)
+    │   ├── AlreadyExists                  e.g. an e-mail address already registered
+    │   ├── RoundClosed                    the witness: a head for a round already published
+    │   ├── InconsistentHead               the witness: a head not extending the last cosigned
+    │   └── NotDrawn                       a drawn sale's ticket before its unit is drawn
+    ├── RateLimited ...................... too many requests from a client or overall (429 / 5)
+    ├── Unavailable ...................... the system cannot serve right now, retry later (503 / 5)
+    │   ├── WitnessUnavailable             the witness cannot be reached, or cannot serve now
+    │   └── Busy                           every password check slot stayed taken: retry soon
+    └── Inconsistent ..................... stored records contradict themselves (500 / 3)
 """
 
 from __future__ import annotations
 
 
 class GrattageError(Exception):
-    """Base of every error grattage raises on purpose."""
+    """Base of every error grattage raises on purpose.
+
+    ``retry_after_seconds``, when set, is how long the caller should wait before trying again
+    (the API sends it as ``Retry-After``)."""
 
     code = "error"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, retry_after_seconds: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.retry_after_seconds = retry_after_seconds
 
 
 class InvalidInput(GrattageError):
@@ -118,6 +130,10 @@ class SelfExcluded(Forbidden):
     code = "self_excluded"
 
 
+class NationallyExcluded(Forbidden):
+    code = "nationally_excluded"
+
+
 class Conflict(GrattageError):
     code = "conflict"
 
@@ -148,5 +164,48 @@ class AlreadyExists(Conflict):
     code = "already_exists"
 
 
+class RoundClosed(Conflict):
+    """The witness cosigns a head for a round only before publishing it (and not far ahead)."""
+
+    code = "round_closed"
+
+
+class InconsistentHead(Conflict):
+    """A tree head that does not extend the last one the witness cosigned: older, another root
+    for the same size (a split view), or a consistency proof that fails."""
+
+    code = "inconsistent_head"
+
+
+class NotDrawn(Conflict):
+    """A drawn sale's ticket is ``covered`` until its round is out: nothing to reveal yet."""
+
+    code = "not_drawn"
+
+
+class RateLimited(GrattageError):
+    """A client address, or everyone together, sent more log-ins or sign-ups than allowed."""
+
+    code = "rate_limited"
+
+
 class Unavailable(GrattageError):
     code = "unavailable"
+
+
+class WitnessUnavailable(Unavailable):
+    """The witness cannot be reached, or answers that it cannot serve now: nothing is sold or
+    drawn without it until it answers again."""
+
+
+class Busy(Unavailable):
+    """Every password-check slot of the process stayed taken for the whole wait."""
+
+    code = "busy"
+
+
+class Inconsistent(GrattageError):
+    """The database contradicts itself (e.g. a block's count of sales behind its tickets):
+    not the caller's fault, not a passing trouble — refused until an operator repairs it."""
+
+    code = "internal_inconsistency"

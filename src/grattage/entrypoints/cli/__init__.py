@@ -9,9 +9,11 @@ line on stderr, ``grattage: error: <message>``, never a traceback:
     1     VerificationFailed: well-formed data that fails its proof or count
     2     InvalidInput: bad input (a usage error, a file that cannot be read or is not UTF-8,
           a value out of range, a database that does not exist or was never migrated)
-    3     any other refusal (Conflict, Forbidden, Unauthorized: e.g. a block not yet disclosed)
+    3     any other refusal (Conflict, Forbidden, Unauthorized: e.g. a block not yet disclosed;
+          Inconsistent: the database contradicts itself)
     4     NotFound: no such block, ticket or entry
-    5     Unavailable: the database is down, locked, read-only or full; retry later
+    5     Unavailable: the database is down, locked, read-only or full, or every password
+          check slot is busy; RateLimited: too many attempts; retry later
     130   interrupted (Ctrl-C)
 
 A file named on the command line that cannot be read or written (an ``OSError``) counts as
@@ -20,6 +22,7 @@ bad input.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -30,6 +33,7 @@ from grattage.errors import (
     GrattageError,
     InvalidInput,
     NotFound,
+    RateLimited,
     Unavailable,
     VerificationFailed,
 )
@@ -47,6 +51,7 @@ EXIT_CODE_BY_BRANCH: tuple[tuple[type[GrattageError], int], ...] = (
     (InvalidInput, EXIT_BAD_INPUT),
     (NotFound, EXIT_NOT_FOUND),
     (Unavailable, EXIT_UNAVAILABLE),
+    (RateLimited, EXIT_UNAVAILABLE),
     (GrattageError, EXIT_REFUSED),
 )
 
@@ -58,8 +63,62 @@ def exit_code_for(error: GrattageError) -> int:
     return EXIT_REFUSED
 
 
+COMMAND_MODULES: dict[str, str | tuple[str, ...]] = {
+    "verify-ticket": "fairness",
+    "verify-block": "fairness",
+    "monitor": "monitor",
+    "block": ("engine", "platform", "back_office"),
+    "games": "engine",
+    "simulate": "engine",
+    "ticket": "engine",
+    "demo": "platform",
+    "emission": "platform",
+    "migrate": "platform",
+    "reconcile": "platform",
+    "serve": "platform",
+    "sweep": "platform",
+    "audit": "back_office",
+    "operator": "back_office",
+    "report": "back_office",
+    "witness": "witness",
+    "log": "log_keys",
+    "draw": "drawer",
+}
+"""Which module of this package defines each command. A command's module is imported only
+when the command runs, so that ``verify-ticket``, ``verify-block`` and ``monitor`` — what an
+outsider runs against the operator — load the standard library, ``click`` and
+``cryptography``, never the database, web or numerical stack."""
+
+
 class GrattageGroup(click.Group):
-    """A click group that turns every :class:`GrattageError` into one line and an exit code."""
+    """A click group that turns every :class:`GrattageError` into one line and an exit code,
+    and loads each command's module on first use."""
+
+    _loaded: set[str] | None = None
+
+    def _load(self, modules: str | tuple[str, ...]) -> None:
+        """Import the modules defining a command, in order (``block``'s subcommands come from
+        three of them, each adding to the group the first made), each once."""
+        if self._loaded is None:
+            self._loaded = set()
+        wanted = (modules,) if isinstance(modules, str) else modules
+        if set(wanted) & {"platform", "back_office"}:
+            wanted = ("engine", *wanted)  # they add to the ``block`` group engine makes
+        for module in wanted:
+            if module not in self._loaded:
+                self._loaded.add(module)
+                importlib.import_module(f"{__name__}.{module}").register(self)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        modules = COMMAND_MODULES.get(cmd_name)
+        if modules is not None:
+            self._load(modules)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for modules in COMMAND_MODULES.values():
+            self._load(modules)
+        return super().list_commands(ctx)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -82,18 +141,6 @@ class GrattageGroup(click.Group):
 @click.version_option(__version__, prog_name="grattage")
 def cli() -> None:
     """grattage — Cash 500 000 € and Astro, from the block to the player."""
-
-
-def _register_commands() -> None:
-    from grattage.entrypoints.cli import back_office, engine, fairness, platform
-
-    engine.register(cli)
-    fairness.register(cli)
-    platform.register(cli)
-    back_office.register(cli)
-
-
-_register_commands()
 
 
 def main() -> None:

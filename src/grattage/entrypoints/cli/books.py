@@ -14,6 +14,11 @@ CHECK_TEXT: dict[Check, str] = {
         "each finished winning ticket has one prize entry, of its prize"
     ),
     "units_sold_once": "units sold equal the block counters; no unit is sold twice",
+    "sales_drawn_in_order": (
+        "each drawn block's sales are drawn in index order: exactly the first ones, as its "
+        "cursor says"
+    ),
+    "prizes_sold_counted": "each block's count of every prize sold equals its tickets",
 }
 
 RULE_TEXT: dict[Rule, str] = {
@@ -35,7 +40,15 @@ RULE_TEXT: dict[Rule, str] = {
     "counter_off_tickets": "block {block}: counter says {counter} sold, {tickets} tickets exist",
     "unit_sold_twice": "block {block} unit {position}: sold {times} times",
     "unit_beyond_counter": (
-        "ticket {ticket}: unit {position} of block {block} is beyond its counter"
+        "ticket {ticket}: sale {position} of block {block} is beyond its counter"
+    ),
+    "draws_off_cursor": (
+        "block {block}: its draw cursor says {cursor} sales drawn, {drawn} tickets are drawn "
+        "(or not the first ones)"
+    ),
+    "prize_counter_off_tickets": (
+        "block {block}: counted {counter} prizes of {prize_cents} cents sold, "
+        "{tickets} tickets won it"
     ),
 }
 

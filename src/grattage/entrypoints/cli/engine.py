@@ -17,12 +17,11 @@ from grattage.blocks.blockfile import verify_block_file
 from grattage.blocks.generation import generate_block_file, generate_tiers, sized_game
 from grattage.blocks.sealing import design_unit, new_block_key, unit_salt
 from grattage.entrypoints.cli.display import progress_bars
-from grattage.entrypoints.cli.files import decode_utf8, lines_of, parse_json, read_text
+from grattage.entrypoints.cli.files import decode_utf8, lines_of, parse_json, read_prize_table
 from grattage.errors import InvalidInput, InvalidTicket, UnknownGame, VerificationFailed
 from grattage.games import Game, SeededRandomness, SystemRandomness, find_game, game_names
 from grattage.games.money import format_euros, format_percent, format_ratio, parse_euros
 from grattage.games.randomness import Randomness
-from grattage.games.registry import load_table
 
 console = Console()
 
@@ -30,15 +29,18 @@ prize_table_option = click.option(
     "--prize-table",
     "table_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="An operator's TOML prize table replacing the packaged one.",
+    help="An operator's TOML prize table replacing the packaged one (docs/games.md).",
 )
 
 
-def game_with_table(name: str, table_file: Path | None) -> Game:
+def game_with_table(name: str | None, table_file: Path | None) -> Game:
+    """Game ``name`` with its packaged table, or with the operator's ``table_file`` (for the
+    game that file names when ``name`` is ``None``)."""
     if table_file is None:
+        assert name is not None
         return find_game(name)
-    table = load_table(name, read_text(table_file), str(table_file))
-    return find_game(name, table)
+    table = read_prize_table(name, table_file)
+    return find_game(table.game, table)
 
 
 def odds_text(game: Game) -> str:
@@ -47,23 +49,33 @@ def odds_text(game: Game) -> str:
 
 @click.command("games")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per game.")
-def games_command(as_json: bool) -> None:
-    """List the games: price, block size, prize table, odds and payout."""
-    for name in game_names():
-        game = find_game(name)
+@prize_table_option
+def games_command(as_json: bool, table_file: Path | None) -> None:
+    """List the games (or one operator's --prize-table): title, price, block size, prize table,
+    odds and payout at the table's own price."""
+    games = (
+        [game_with_table(None, table_file)]
+        if table_file is not None
+        else [find_game(name) for name in game_names()]
+    )
+    for game in games:
         table = game.table
         if as_json:
             click.echo(json.dumps(game_summary(game), ensure_ascii=False))
             continue
-        grid = Table(
-            title=f"{game.title} — {format_euros(game.price_cents)}, blocks of {table.block_size:,}"
-            + (" units or multiples" if game.allows_block_multiples else " units"),
-            caption=(
-                f"{table.prizes_count:,} prizes, {format_euros(table.prizes_total_cents)} — "
-                f"odds {odds_text(game)}, payout {format_percent(table.payout(game.price_cents))} %"
-                + ("\n⚠ RECONSTRUCTED table: not the published one" if table.reconstruction else "")
-            ),
+        # The figures as plain lines above the grid: a long title is never wrapped into it.
+        click.echo(
+            f"{table.title} ({game.name}) — {format_euros(table.price_cents)}, "
+            f"blocks of {table.block_size:,}"
+            + (" units or multiples" if game.allows_block_multiples else " units")
         )
+        click.echo(
+            f"  {table.prizes_count:,} prizes, {format_euros(table.prizes_total_cents)} — "
+            f"odds {odds_text(game)}, payout {format_percent(table.payout())} %"
+        )
+        if table.reconstruction:
+            click.echo("  ⚠ RECONSTRUCTED table: not the published one")
+        grid = Table()
         grid.add_column("count", justify="right")
         grid.add_column("prize", justify="right")
         grid.add_column("total", justify="right")
@@ -80,13 +92,13 @@ def game_summary(game: Game) -> dict[str, Any]:
     table = game.table
     return {
         "name": game.name,
-        "title": game.title,
-        "price_cents": game.price_cents,
+        "title": table.title,
+        "price_cents": table.price_cents,
         "block_size": table.block_size,
         "prizes": table.prizes_count,
         "prizes_total_cents": table.prizes_total_cents,
         "odds": odds_text(game),
-        "payout_percent": format_percent(table.payout(game.price_cents)),
+        "payout_percent": format_percent(table.payout()),
         "reconstruction": table.reconstruction,
         "table_sha256": table.digest(),
         "prize_table": [{"prize_cents": t.prize_cents, "count": t.count} for t in table.tiers],
@@ -178,7 +190,7 @@ def ticket_design(
 @prize_table_option
 def ticket_check(source: BinaryIO, table_file: Path | None) -> None:
     """Validate and evaluate each ticket document (JSON lines) of SOURCE, or - for stdin."""
-    custom = None if table_file is None else game_with_table(_table_game(table_file), table_file)
+    custom = None if table_file is None else game_with_table(None, table_file)
     total = invalid = 0
     for number, raw in enumerate(lines_of(source), start=1):
         if not raw.strip():
@@ -203,12 +215,6 @@ def ticket_check(source: BinaryIO, table_file: Path | None) -> None:
     if invalid:
         raise InvalidTicket(f"{invalid} of {total} ticket documents are invalid")
     click.echo(f"{total} ticket documents, all valid")
-
-
-def _table_game(table_file: Path) -> str:
-    from grattage.games.table import parse_prize_table
-
-    return parse_prize_table(read_text(table_file), str(table_file)).game
 
 
 @click.command("simulate")
@@ -247,12 +253,14 @@ def simulate_command(
             if position % step == 0 or position == tickets - 1:
                 progress("selling", position + 1, tickets)
     winners = tickets - observed[0]
-    click.echo(f"{game.title}: {tickets:,} tickets sold from a fresh block of {table.block_size:,}")
+    click.echo(
+        f"{table.title}: {tickets:,} tickets sold from a fresh block of {table.block_size:,}"
+    )
     hit = f"1 in {format_ratio(Fraction(tickets, winners))}" if winners else "no winner"
     click.echo(f"  hit rate  {hit}  (table: {odds_text(game)})")
     click.echo(
-        f"  payout    {format_percent(Fraction(paid, tickets * game.price_cents))} % "
-        f"(table: {format_percent(table.payout(game.price_cents))} %)"
+        f"  payout    {format_percent(Fraction(paid, tickets * table.price_cents))} % "
+        f"(table: {format_percent(table.payout())} %)"
     )
     for index in range(len(table.tiers) + 1):
         expected = Fraction(tickets * table.counts_by_tier()[index], table.block_size)

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
 from grattage.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from grattage.games import PrizeTable
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 """The largest file a command reads (a 12 000 000-unit block's disclosure is about 16 MB): a
@@ -22,14 +25,29 @@ BLOCK_ID = click.IntRange(1, 2**63 - 1)
 
 def read_text(path: Path) -> str:
     """The UTF-8 text of ``path``."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise file_error(error) from None
+    data = read_bytes(path, MAX_FILE_BYTES)
     if len(data) > MAX_FILE_BYTES:
         raise InvalidInput(f"{str(path)!r} is larger than {MAX_FILE_BYTES // 2**20} MiB")
     return decode_utf8(data, repr(str(path)))
+
+
+def read_bytes(path: Path, most: int) -> bytes:
+    """The bytes of ``path``, read no further than ``most + 1`` bytes (so that the caller can
+    refuse a bigger file, or an endless one such as /dev/zero, without reading it all)."""
+    try:
+        with path.open("rb") as file:
+            return file.read(most + 1)
+    except OSError as error:
+        raise file_error(error) from None
+
+
+def read_prize_table(game: str | None, path: Path) -> PrizeTable:
+    """The operator's table file ``path`` (``--prize-table``), for ``game`` or, if ``None``, for
+    the game it names: every rule checked, any bytes refused in one line (exit 2)."""
+    from grattage.games import load_table_bytes  # the games load only for commands using them
+    from grattage.games.table_limits import MAX_TABLE_FILE_BYTES
+
+    return load_table_bytes(game, read_bytes(path, MAX_TABLE_FILE_BYTES), str(path))
 
 
 def lines_of(source: BinaryIO) -> Iterator[bytes]:
@@ -50,6 +68,17 @@ def parse_json(text: str, what: str) -> Any:
         raise InvalidInput(f"{what} is nested too deeply") from None
     except ValueError as exc:  # an integer of more digits than Python converts (PEP 651's limit)
         raise InvalidInput(f"{what}: {exc}") from None
+
+
+def read_document(path: Path, what: str, *formats: str) -> dict[str, Any]:
+    """A JSON object whose ``format`` is one of ``formats``. A file that is not such a document
+    at all (another kind of file, an array, no format) is bad input, exit 2; a document that
+    claims the format and then fails its checks is the verifier's to refuse (exit 1)."""
+    data = parse_json(read_text(path), repr(str(path)))
+    if not isinstance(data, dict) or data.get("format") not in formats:
+        expected = " or ".join(formats)
+        raise InvalidInput(f"{str(path)!r} is not {what} (format {expected} expected)")
+    return data
 
 
 def file_error(error: OSError) -> InvalidInput:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from grattage.entrypoints.cli.files import BLOCK_ID, read_text
+from grattage.entrypoints.cli.files import BLOCK_ID, read_prize_table
 from grattage.settings import Settings
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def _platform(settings: Settings | None = None, create: bool = False) -> Platfor
     exist or was never migrated is an error (exit 2), not an empty one made on the spot."""
     from grattage.entrypoints.bootstrap import build_platform
 
-    return build_platform(settings or Settings(), create_database=create)
+    return build_platform(settings or Settings.from_environment(), create_database=create)
 
 
 def _create_with_progress(
@@ -78,12 +78,10 @@ def emission() -> None:
 @click.option("--prize-table", "table_file", type=click.Path(path_type=Path), default=None)
 def emission_create(game: str, count: int, table_file: Path | None) -> None:
     """Create COUNT blocks of GAME (its packaged prize table, or FILE)."""
-    from grattage.games import find_game, load_table
+    from grattage.games import find_game
 
     find_game(game)
-    table = None
-    if table_file is not None:
-        table = load_table(game, read_text(table_file), str(table_file))
+    table = None if table_file is None else read_prize_table(game, table_file)
     _create_with_progress(_platform(), game, count, table)
 
 
@@ -160,15 +158,18 @@ def serve(host: str, port: int, workers: int) -> None:
 
 @click.command()
 def sweep() -> None:
-    """Finish every ticket left unattended past its delay, crediting its prize once."""
+    """Finish every ticket left unattended past its delay, crediting its prize once; publish
+    the disclosures of ended blocks; merge the log's queue into its tree."""
     from grattage.entrypoints.disclosures import publish_disclosure_files
     from grattage.service.tickets import sweep as sweep_tickets
+    from grattage.service.transparency import integrate_all
 
-    settings = Settings()
+    settings = Settings.from_environment()
     platform = _platform(settings)
     click.echo(f"finished {sweep_tickets(platform)} tickets")
     for path in publish_disclosure_files(platform, settings.disclosure_dir):
         click.echo(f"published {path}")
+    integrate_all(platform)  # as the server's loop does: what was queued reaches the tree
 
 
 @click.command()
@@ -193,12 +194,19 @@ def reconcile() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 def demo(host: str, port: int) -> None:
-    """`make run`: a ready SQLite platform with a demo player, then serve."""
-    platform = _platform(create=True)
-    prepare_demo(platform)
-    click.echo(f"demo player: {DEMO_EMAIL} / password {DEMO_PASSWORD}")
-    click.echo(f"serving on http://{host}:{port}")
-    _serve(host, port, 1)
+    """`make run`: a ready SQLite platform with a demo player, then serve — with a witness
+    process of its own unless GRATTAGE_WITNESS_URL names one (its blocks are drawn)."""
+    from grattage.entrypoints.cli.demo_witness import demo_witness
+
+    operator_key = _platform(create=True).signer().public_key
+    with demo_witness(operator_key):
+        platform = _platform(
+            Settings.from_environment()
+        )  # now with the witness: its new blocks are drawn
+        prepare_demo(platform)
+        click.echo(f"demo player: {DEMO_EMAIL} / password {DEMO_PASSWORD}")
+        click.echo(f"serving on http://{host}:{port}")
+        _serve(host, port, 1)
 
 
 def register(group: click.Group) -> None:
@@ -224,17 +232,47 @@ def prepare_demo(platform: Platform) -> None:
         if not list_blocks(platform, game):
             _create_with_progress(platform, game, blocks)
     try:
-        player_id = accounts.register(platform, DEMO_EMAIL, DEMO_PASSWORD, date(1980, 1, 1))
+        player_id = accounts.register(
+            platform,
+            DEMO_EMAIL,
+            DEMO_PASSWORD,
+            date(1980, 1, 1),
+            first_name="Camille",
+            last_name="Démo",
+        )
     except AlreadyExists:
         return
     accounts.deposit(platform, player_id, DEMO_DEPOSIT_CENTS)
 
 
+KEEP_ALIVE_SECONDS = 5
+"""An idle keep-alive connection is closed after this (uvicorn's default, kept explicit)."""
+GRACEFUL_SHUTDOWN_SECONDS = 10
+"""On SIGTERM, requests under way get this long to finish before their connections close."""
+
+
 def _serve(host: str, port: int, workers: int) -> None:
+    from grattage.entrypoints.cli.drawer import start_beside_serve
+    from grattage.entrypoints.serving import MASTER_PID_VARIABLE
+
+    settings = Settings.from_environment()
+    _platform(settings)  # migrate once, before any worker starts
+    os.environ["GRATTAGE_MIGRATE_ON_START"] = "0"
+    if workers > 1:  # the workers are told whom not to outlive (serving.die_with_master)
+        os.environ[MASTER_PID_VARIABLE] = str(os.getpid())
+    drawer = start_beside_serve(settings)  # a process of its own: see cli/drawer.py
+    try:
+        _run_uvicorn(host, port, workers, settings)
+    finally:
+        if drawer is not None:
+            drawer.stop()
+
+
+def _run_uvicorn(host: str, port: int, workers: int, settings: Settings) -> None:
     import uvicorn
 
-    _platform()  # migrate once, before any worker starts
-    os.environ["GRATTAGE_MIGRATE_ON_START"] = "0"
+    from grattage.entrypoints.serving import DeadlineHttpToolsProtocol
+
     uvicorn.run(
         "grattage.entrypoints.http:app_from_environment",
         factory=True,
@@ -243,4 +281,12 @@ def _serve(host: str, port: int, workers: int) -> None:
         workers=workers,
         access_log=False,
         log_level="info",
+        # uvicorn kills a worker that does not answer its ping within this many seconds
+        # (default 5): a busy 2-core machine starting a worker, or hashing a crowd of
+        # log-ins, took longer, and the workers were killed and restarted in a loop.
+        timeout_worker_healthcheck=30,
+        http=DeadlineHttpToolsProtocol,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        limit_concurrency=settings.max_concurrent_connections,
     )

@@ -15,6 +15,7 @@ from grattage.service.operators import OperatorCaller
 from .auth import COOKIE, platform_of, request_token, require_csrf
 
 ADMIN_COOKIE = "grattage_admin"
+ADMIN_DEVICE_COOKIE = "grattage_admin_device"
 
 
 def _is_player(request: Request, token: str) -> bool:

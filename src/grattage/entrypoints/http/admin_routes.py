@@ -8,43 +8,55 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
-from grattage.entrypoints.http.admin_auth import ADMIN_COOKIE, current_operator
+from grattage.entrypoints.http.admin_auth import (
+    ADMIN_COOKIE,
+    ADMIN_DEVICE_COOKIE,
+    current_operator,
+)
 from grattage.entrypoints.http.answers import (
     ERRORS,
     AuditLog,
     AuditVerification,
     BlockList,
-    EmissionAnswer,
+    JobList,
+    JobStarted,
     OperatorMe,
     ReportAnswer,
     SessionOpened,
 )
 from grattage.entrypoints.http.auth import (
+    hashing_slot,
+    keep_device,
+    limit_log_ins,
     platform_of,
     request_token,
     require_csrf,
     set_session_cookie,
 )
 from grattage.entrypoints.http.schemas import EmissionBody, LoginBody
-from grattage.games import find_game, load_table
-from grattage.service import audit_trail, back_office, charts, emissions, operators
+from grattage.games import find_game, load_table_bytes
+from grattage.service import audit_trail, back_office, charts, emission_jobs, emissions, operators
+from grattage.service.emission_jobs import JobRunner
 from grattage.service.operators import OperatorCaller
 from grattage.service.ports import ChartRenderer
-from grattage.service.records import BlockDetail
+from grattage.service.records import BlockDetail, EmissionJobRecord
 
 public = APIRouter(prefix="/api/admin", tags=["back-office"], responses=ERRORS)
 router = APIRouter(prefix="/api/admin", tags=["back-office"], responses=ERRORS)
 
 OperatorDep = Annotated[OperatorCaller, Depends(current_operator)]
 BlockId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+JobId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 Format = Annotated[str, Query(pattern="^(csv|json)$")]
 Day = Annotated[str | None, Query(max_length=10)]
 
 
-@public.post("/sessions")
+@public.post("/sessions", dependencies=[Depends(limit_log_ins), Depends(hashing_slot)])
 def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpened:
-    session = operators.log_in(platform_of(request), body.email, body.password)
+    device = request.cookies.get(ADMIN_DEVICE_COOKIE, "")
+    session = operators.log_in(platform_of(request), body.email, body.password, device)
     set_session_cookie(request, response, ADMIN_COOKIE, session.token, samesite="strict")
+    keep_device(request, response, ADMIN_DEVICE_COOKIE, "/api/admin/sessions", session.device)
     return SessionOpened(token=session.token, expires_at=session.expires_at)
 
 
@@ -63,20 +75,35 @@ def me(operator: OperatorDep) -> OperatorMe:
     return OperatorMe(email=operator.email, role="operator")
 
 
-@router.post("/emissions", status_code=201)
-def create_emission(body: EmissionBody, operator: OperatorDep, request: Request) -> EmissionAnswer:
+@router.post("/emissions", status_code=202)
+def create_emission(
+    body: EmissionBody, operator: OperatorDep, request: Request, response: Response
+) -> JobStarted:
+    """Checks the request, then makes the emission in the background: follow the job."""
     find_game(body.game)
     table = None
     if body.prize_table is not None:
-        table = load_table(body.game, body.prize_table, body.prize_table_name or "prize table")
-    created = emissions.create_emission(
-        platform_of(request), body.game, body.blocks, table=table, actor=operator.actor
-    )
-    return EmissionAnswer(
-        emission_id=created.emission_id,
-        blocks=list(created.block_ids),
-        opened=list(created.opened),
-    )
+        # surrogatepass: a lone surrogate (valid JSON "\ud800") becomes bytes the loader refuses
+        table = load_table_bytes(
+            body.game,
+            body.prize_table.encode("utf-8", "surrogatepass"),
+            body.prize_table_name or "prize table",
+        )
+    runner: JobRunner = request.app.state.jobs
+    job_id = runner.start(body.game, body.blocks, table=table, actor=operator.actor)
+    location = f"/api/admin/jobs/{job_id}"
+    response.headers["Location"] = location
+    return JobStarted(job_id=job_id, location=location)
+
+
+@router.get("/jobs")
+def jobs(operator: OperatorDep, request: Request) -> JobList:
+    return JobList(jobs=emission_jobs.latest_jobs(platform_of(request)))
+
+
+@router.get("/jobs/{job_id}")
+def job(job_id: JobId, operator: OperatorDep, request: Request) -> EmissionJobRecord:
+    return emission_jobs.job(platform_of(request), job_id)
 
 
 @router.get("/blocks")

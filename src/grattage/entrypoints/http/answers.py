@@ -21,6 +21,7 @@ from grattage.service.records import (
     BlockReportRow,
     BlockSummary,
     DayReportRow,
+    EmissionJobRecord,
     GameListing,
     HistoryRow,
     PublicBlock,
@@ -48,7 +49,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (404, "unknown, or not the caller's"),
         (409, "conflict (balance, sold out, not on sale, state, idempotency, limit)"),
         (422, "invalid input"),
-        (503, "the database is unavailable; nothing was recorded"),
+        (500, "internal_error (a bug) or internal_inconsistency; nothing was changed"),
+        (503, "the database, or a drawn game's witness, is unavailable; nothing was recorded"),
     )
 }
 """The error answers every route may give, for the OpenAPI document."""
@@ -56,6 +58,9 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 class Health(Answer):
     status: Literal["ok"]
+    draw: Literal["running", "stopped", "off"]
+    """running: a drawer holds the draw's lease; stopped: none does, and drawn sales are
+    refused (503) until one does; off: no witness, nothing is drawn."""
 
 
 class Config(Answer):
@@ -158,15 +163,20 @@ class OperatorMe(Answer):
     role: Literal["operator"]
 
 
-class EmissionAnswer(Answer):
-    emission_id: int
-    blocks: list[int]
-    opened: list[int]
-    """The blocks this emission put on sale (none if a block of the game already was)."""
+class JobStarted(Answer):
+    """An emission accepted: it is made in the background (``GET location`` follows it)."""
+
+    job_id: int
+    location: str
 
 
 class BlockList(Answer):
     blocks: list[BlockSummary]
+
+
+class JobList(Answer):
+    jobs: list[EmissionJobRecord]
+    """The latest emission jobs, newest first."""
 
 
 class ReportAnswer(Answer):
@@ -189,39 +199,55 @@ class PublicBlockList(Answer):
     blocks: list[PublicBlock]
 
 
-class Commitment(Answer):
-    """A block's commitment (format ``grattage-commitment/1``, docs/fairness.md)."""
+# The transparency log (docs/fairness.md, "The transparency log").
+
+
+class LogKeyPeriod(Answer):
+    """One key of the operator's history and the log indexes it signs."""
+
+    key_id: str
+    public_key: str
+    from_index: int
+    change_index: int | None
+
+
+class LogKey(Answer):
+    """The operator's signing key in force, and every key since the log began."""
+
+    algorithm: Literal["Ed25519"]
+    public_key: str
+    key_id: str
+    keys: list[LogKeyPeriod]
+
+
+class SignedTreeHead(Answer):
+    """A signed tree head (format ``grattage-sth/1``)."""
 
     format: str
-    block_id: str
-    game: str
-    rules_version: str
-    size: int
-    root: str
-    table: dict[str, Any]
-    table_sha256: str
-    created_at: str
+    tree_size: int
+    timestamp: int
+    root_hash: str
+    key_id: str
+    signature: str
 
 
-class TicketProof(Answer):
-    """A finished ticket's proof (format ``grattage-ticket-proof/1``)."""
+class LogEntry(Answer):
+    index: int
+    entry: dict[str, Any]
 
-    format: str
-    commitment: Commitment
-    position: int
-    tier: int
-    prize_cents: int
-    salt: str
-    choice: str | None
+
+class LogEntries(Answer):
+    entries: list[LogEntry]
+
+
+class InclusionProof(Answer):
+    index: int
+    tree_size: int
+    leaf_hash: str
     path: list[str]
-    ticket: dict[str, Any]
 
 
-class Disclosure(Answer):
-    """An ended block's key and tiers (format ``grattage-disclosure/1``)."""
-
-    format: str
-    commitment: Commitment
-    key: str
-    tiers: str
-    """Base64 of one byte per unit: its tier, in sale order."""
+class ConsistencyProof(Answer):
+    first: int
+    second: int
+    proof: list[str]

@@ -3,20 +3,34 @@
 A cookie rides along on any request the browser makes, including a cross-site form post, so a
 write authenticated by the cookie must also carry ``X-Grattage-CSRF: 1``, a header a
 cross-site form cannot set.
+
+Log-ins and sign-ups are rate-limited per client address and overall (the `limits` library,
+rates in the settings): beyond a rate, 429 ``rate_limited`` with ``Retry-After``. The client
+address is the one uvicorn gives the app: the peer's, or behind a proxy the one its
+``X-Forwarded-For`` names when the proxy is one of uvicorn's ``FORWARDED_ALLOW_IPS``.
+A successful log-in leaves a device cookie that spares the device the address's lock-out
+(see :mod:`grattage.service.credentials`); it is sent only to the log-in route.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import AsyncIterator
 from typing import Literal
 
 from fastapi import Request, Response
+from limits import RateLimitItem, parse_many, storage, strategies
 
-from grattage.errors import Forbidden
+from grattage.adapters.passwords import HashingSlots
+from grattage.errors import Forbidden, RateLimited
 from grattage.service.accounts import authenticate
 from grattage.service.context import Platform
 from grattage.service.model import Caller
+from grattage.settings import Settings
 
 COOKIE = "grattage_session"
+DEVICE_COOKIE = "grattage_device"
 CSRF_HEADER = "X-Grattage-CSRF"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -69,3 +83,86 @@ def current_caller(request: Request) -> Caller:
     caller = authenticate(platform_of(request), token)
     require_csrf(request, from_cookie)
     return caller
+
+
+class RateLimits:
+    """The log-in and sign-up rates of one process (or of every process sharing a storage)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._limiter = strategies.SlidingWindowCounterRateLimiter(
+            storage.storage_from_string(settings.rate_limit_storage)
+        )
+        self._rates: dict[str, tuple[list[RateLimitItem], list[RateLimitItem]]] = {
+            "log-in": (
+                parse_many(settings.log_in_rate_per_client),
+                parse_many(settings.log_in_rate_overall),
+            ),
+            "sign-up": (
+                parse_many(settings.sign_up_rate_per_client),
+                parse_many(settings.sign_up_rate_overall),
+            ),
+        }
+
+    def hit(self, action: str, client: str) -> None:
+        """Count one ``action`` of ``client``; RateLimited if a rate is already spent."""
+        per_client, overall = self._rates[action]
+        for rates, who in ((per_client, ("client", client)), (overall, ("everyone",))):
+            for rate in rates:
+                if not self._limiter.hit(rate, action, *who):
+                    reset = self._limiter.get_window_stats(rate, action, *who).reset_time
+                    scope = "from this address" if who[0] == "client" else "right now"
+                    raise RateLimited(
+                        f"too many {action}s {scope}; retry later",
+                        retry_after_seconds=max(1, int(reset - time.time()) + 1),
+                    )
+
+
+_rate_limits_made = threading.Lock()
+
+
+def _rate_limits(request: Request) -> RateLimits:
+    state = request.app.state
+    found: RateLimits | None = getattr(state, "rate_limits", None)
+    if found is None:
+        with _rate_limits_made:
+            found = getattr(state, "rate_limits", None)
+            if found is None:
+                found = state.rate_limits = RateLimits(state.settings)
+    return found
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"
+
+
+def limit_log_ins(request: Request) -> None:
+    """FastAPI dependency of the log-in routes (players' and operators')."""
+    _rate_limits(request).hit("log-in", client_address(request))
+
+
+async def hashing_slot(request: Request) -> AsyncIterator[None]:
+    """FastAPI dependency of the routes that hash a password: wait for a slot on the event
+    loop, so that a crowd of log-ins holds none of the threads purchases are served from."""
+    slots: HashingSlots = request.app.state.hashing_slots
+    async with slots.slot():
+        yield
+
+
+def limit_sign_ups(request: Request) -> None:
+    """FastAPI dependency of the sign-up route."""
+    _rate_limits(request).hit("sign-up", client_address(request))
+
+
+def keep_device(request: Request, response: Response, cookie: str, path: str, device: str) -> None:
+    """Leave the device token of a successful log-in in the HttpOnly cookie ``cookie``, sent
+    back only to ``path`` (the log-in route) and kept as long as the device is trusted."""
+    settings: Settings = request.app.state.settings
+    response.set_cookie(
+        cookie,
+        device,
+        max_age=settings.trusted_device_days * 24 * 3600,
+        httponly=True,
+        samesite="strict",
+        secure=settings.secure_cookies,
+        path=path,
+    )

@@ -20,12 +20,20 @@ few threads of its own (``GRATTAGE_PURCHASE_THREADS``), not on FastAPI's forty: 
 holds its block's row until it commits, and every thread that waits for the GIL meanwhile
 stretches that hold. A batch there would hold the rows of many players and blocks at once, and
 two workers' batches could deadlock.
+
+Those threads are per *lane*, one lane per game: the purchases of one game all wait on the
+same block row, so when a stuck transaction holds it they fill their lane's threads, each for
+up to the lock timeout, and sit in its queue — while every other game's purchases run on
+threads of their own, undelayed. (One shared pool let a held Astro row freeze Cash sales: its
+4 threads were all waiting on the Astro row.) Only the registered games get a lane; any other
+name shares one spare lane, where it is refused at once as an unknown game, so the number of
+threads stays bounded whatever a client sends.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar, cast
 
@@ -51,25 +59,39 @@ class HoldsBatches(Protocol):
 
 
 class Writes(Protocol):
-    async def run(self, work: Callable[[], T]) -> T: ...
+    async def run(self, work: Callable[[], T], lane: str = "") -> T: ...
 
     def close(self) -> None: ...
 
 
-class OnThreads:
-    def __init__(self, threads: int) -> None:
-        self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grattage-buy")
+SPARE_LANE = ""
+"""The lane of every name that is not a registered game."""
 
-    async def run(self, work: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._threads, work)
+
+class OnThreads:
+    """``threads`` threads for each lane in ``lanes`` (and the spare lane), made up front."""
+
+    def __init__(self, threads: int, lanes: Iterable[str] = ()) -> None:
+        self._lanes = {
+            name: ThreadPoolExecutor(
+                max_workers=threads, thread_name_prefix=f"grattage-buy-{name or 'spare'}"
+            )
+            for name in {*lanes, SPARE_LANE}
+        }
+
+    async def run(self, work: Callable[[], T], lane: str = SPARE_LANE) -> T:
+        threads = self._lanes.get(lane) or self._lanes[SPARE_LANE]
+        return await asyncio.get_running_loop().run_in_executor(threads, work)
 
     def close(self) -> None:
-        self._threads.shutdown(wait=False)
+        for threads in self._lanes.values():
+            threads.shutdown(wait=False)
 
 
 class LoopBatcher:
-    def __init__(self, uow: HoldsBatches) -> None:
+    def __init__(self, uow: HoldsBatches, after_batch: Callable[[], object] | None = None) -> None:
         self._uow = uow
+        self._after_batch = after_batch
         self._pending: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
         self._drain_task: asyncio.Task[None] | None = None
         self._batch_task: asyncio.Future[None] | None = None
@@ -77,7 +99,9 @@ class LoopBatcher:
         # database this batch holds, and the batch must still be able to let it go.
         self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grattage-commit")
 
-    async def run(self, work: Callable[[], T]) -> T:
+    async def run(self, work: Callable[[], T], lane: str = "") -> T:
+        # One lane for all: on SQLite every purchase waits for the one database lock anyway,
+        # and a batch never waits on a row (SQLite locks the whole database, not rows).
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         self._pending.append((work, future))
@@ -112,6 +136,8 @@ class LoopBatcher:
                     outcomes.append((future, held.run(work), None))
                 except Exception as refused:
                     outcomes.append((future, None, refused))
+            if self._after_batch is not None and outcomes:
+                held.run(self._after_batch)  # in the same commit (see writes_for)
         finally:
             # Even when something worse than an exception stops the batch, the database is let
             # go (what was sold is kept, unanswered, as after a lost answer).
@@ -150,8 +176,21 @@ def _fail(batch: list[tuple[Any, asyncio.Future[Any]]], failure: Exception) -> N
             future.set_exception(failure)
 
 
-def writes_for(uow: object, threads: int) -> Writes:
-    """The batcher when the unit of work can hold batches, ``threads`` threads otherwise."""
+def writes_for(
+    uow: object,
+    threads: int,
+    lanes: Iterable[str] = (),
+    after_batch: Callable[[], object] | None = None,
+) -> Writes:
+    """The batcher when the unit of work can hold batches, else ``threads`` threads for each
+    of ``lanes`` (the game names).
+
+    ``after_batch`` (batches only) runs inside each batch, after its purchases, in the same
+    commit: the server integrates the log's queue there when sales are drawn. On SQLite the
+    database has one writer, so a sequencer of its own would wait for the lock behind the
+    purchases of both workers — for seconds under load, letting the rounds the receipts name
+    pass before their head could be cosigned. Integrated by the batch that wrote them, they
+    are in the tree the moment they commit, and the cosigner needs no write at all."""
     if getattr(uow, "holds_batches", False):
-        return LoopBatcher(cast(HoldsBatches, uow))
-    return OnThreads(threads)
+        return LoopBatcher(cast(HoldsBatches, uow), after_batch)
+    return OnThreads(threads, lanes)

@@ -2,11 +2,15 @@
 branch of :mod:`grattage.errors` the exception belongs to. Never a 500 for client input.
 
 Only that tree is mapped here: database and driver errors reached it already, in
-:mod:`grattage.adapters.errors`. Anything else is a bug and stays a 500."""
+:mod:`grattage.adapters.errors`. Anything else is a bug: :class:`AnswerBugs` answers it 500
+``internal_error`` in the same JSON shape, with a message that says nothing of the bug (its
+traceback goes to the server's log only)."""
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,8 +21,10 @@ from grattage.errors import (
     Conflict,
     Forbidden,
     GrattageError,
+    Inconsistent,
     InvalidInput,
     NotFound,
+    RateLimited,
     Unauthorized,
     Unavailable,
     VerificationFailed,
@@ -32,8 +38,17 @@ STATUS_BY_BRANCH: tuple[tuple[type[GrattageError], int], ...] = (
     (Forbidden, 403),
     (NotFound, 404),
     (Conflict, 409),
+    (RateLimited, 429),
     (Unavailable, 503),
     (VerificationFailed, 422),
+    (Inconsistent, 500),
+)
+
+INTERNAL_ERROR = "internal_error"
+INTERNAL_MESSAGE = "the server failed to answer this request; nothing was changed by it"
+INCONSISTENT_MESSAGE = (
+    "the server found its own records inconsistent and refused this request; nothing was "
+    "changed by it"
 )
 
 _CODE_BY_STATUS = {
@@ -77,11 +92,17 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(GrattageError)
     async def _grattage(_request: Request, error: GrattageError) -> JSONResponse:
         status = status_for(error)
+        if status == 500:  # the details are for the operator, not for whoever asked
+            log.error("answered 500 %s: %s", error.code, error.message)
+            return error_response(500, error.code, INCONSISTENT_MESSAGE)
         if status == 503:
             # The message names a reason, never the driver's text (it can carry SQL and
             # parameters); the type of the driver's error is enough to tell causes apart.
             log.warning("answered 503: %s (%s)", error.message, _driver_error_name(error))
-        return error_response(status, error.code, error.message)
+        answer = error_response(status, error.code, error.message)
+        if error.retry_after_seconds is not None:
+            answer.headers["Retry-After"] = str(max(1, error.retry_after_seconds))
+        return answer
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_request: Request, error: RequestValidationError) -> JSONResponse:
@@ -97,3 +118,44 @@ def install_error_handlers(app: FastAPI) -> None:
         answer = error_response(status, _CODE_BY_STATUS.get(status, "error"), str(error.detail))
         answer.headers.update(error.headers or {})  # e.g. a 405's Allow
         return answer
+
+
+class AnswerBugs:
+    """A pure ASGI middleware: an exception nothing mapped (a bug) is logged with its traceback
+    and answered ``500 internal_error`` as JSON, not Starlette's text/plain page. Installed
+    inside :class:`~grattage.entrypoints.http.security.SecurityHeaders`, so that answer carries
+    the security headers too. Once an answer has started, nothing can be said: it re-raises."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_and_note(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        except Exception:
+            log.exception("answered 500 internal_error to %s %s", scope["method"], scope["path"])
+            if started:
+                raise
+            body = json.dumps({"error": INTERNAL_ERROR, "message": INTERNAL_MESSAGE}).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 500,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})

@@ -5,8 +5,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 
+from grattage.entrypoints.http import draw_wait
 from grattage.entrypoints.http.answers import (
     ERRORS,
     Config,
@@ -23,7 +25,12 @@ from grattage.entrypoints.http.answers import (
 )
 from grattage.entrypoints.http.auth import (
     COOKIE,
+    DEVICE_COOKIE,
     current_caller,
+    hashing_slot,
+    keep_device,
+    limit_log_ins,
+    limit_sign_ups,
     platform_of,
     request_token,
     require_csrf,
@@ -37,9 +44,15 @@ from grattage.entrypoints.http.schemas import (
     RegisterBody,
     RevealBody,
 )
-from grattage.service import accounts, emissions, responsible, tickets
+from grattage.errors import AlreadyExists, NationallyExcluded, SelfExcluded
+from grattage.service import accounts, draw_sale, emissions, responsible, tickets
 from grattage.service.model import Caller
-from grattage.service.records import TicketView
+from grattage.service.records import RealityCheck, TicketView
+
+SIGN_UP_REFUSED = (
+    "this sign-up cannot be accepted: this address or this person already has an account "
+    "or cannot open one; log in, or contact support"
+)
 
 router = APIRouter(prefix="/api", responses=ERRORS)
 
@@ -48,8 +61,13 @@ TicketId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.get("/health", tags=["system"])
-def health() -> Health:
-    return Health(status="ok")
+def health(request: Request) -> Health:
+    """Always 200 while the process answers; ``draw`` says whether the platform's draw runs
+    (the lease, read at most once a second: nothing measurable)."""
+    running = draw_sale.draw_running(platform_of(request))
+    if running is None:
+        return Health(status="ok", draw="off")
+    return Health(status="ok", draw="running" if running else "stopped")
 
 
 @router.get("/config", tags=["system"])
@@ -62,25 +80,42 @@ def config(request: Request) -> Config:
     )
 
 
-@router.post("/players", status_code=201, tags=["account"])
+@router.post(
+    "/players",
+    status_code=201,
+    tags=["account"],
+    dependencies=[Depends(limit_sign_ups), Depends(hashing_slot)],
+)
 def register(body: RegisterBody, request: Request) -> Registered:
     platform = platform_of(request)
-    player_id = accounts.register(
-        platform,
-        body.email,
-        body.password,
-        body.birth_date,
-        deposit_limit_cents=body.deposit_weekly_cents,
-        stake_limit_cents=body.stake_weekly_cents,
-    )
+    try:
+        player_id = accounts.register(
+            platform,
+            body.email,
+            body.password,
+            body.birth_date,
+            first_name=body.first_name,
+            last_name=body.last_name,
+            deposit_limit_cents=body.deposit_weekly_cents,
+            stake_limit_cents=body.stake_weekly_cents,
+        )
+    except (AlreadyExists, SelfExcluded, NationallyExcluded):
+        # One answer to anyone who signs up: that a person is excluded (by themself or on
+        # the national register) is not told to whoever knows a name and a birth date; the
+        # person learns it at log-in, after the password (docs/platform.md, Security).
+        raise AlreadyExists(SIGN_UP_REFUSED) from None
     return Registered(id=player_id, email=accounts.normalize_email(body.email))
 
 
-@router.post("/sessions", tags=["account"])
+@router.post(
+    "/sessions", tags=["account"], dependencies=[Depends(limit_log_ins), Depends(hashing_slot)]
+)
 def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpened:
     platform = platform_of(request)
-    session = accounts.log_in(platform, body.email, body.password)
+    device = request.cookies.get(DEVICE_COOKIE, "")
+    session = accounts.log_in(platform, body.email, body.password, device)
     set_session_cookie(request, response, COOKIE, session.token, samesite="lax")
+    keep_device(request, response, DEVICE_COOKIE, "/api/sessions", session.device)
     return SessionOpened(token=session.token, expires_at=session.expires_at)
 
 
@@ -138,10 +173,18 @@ async def buy(
 ) -> Response:
     # The hottest route: its work runs where batching.py says (in batches on SQLite).
     writes: Writes = request.app.state.writes
-    return await writes.run(partial(_buy, game, body, request, idempotency_key))
+    # Each game in a lane of its own: a stuck block row delays only its own game's sales.
+    ticket, replayed, check = await writes.run(
+        partial(_buy, game, body, request, idempotency_key), lane=game
+    )
+    # Shaped once the purchase is done: on SQLite the batch holds the database's one write
+    # lock until every purchase in it is, and the JSON of the answer needs no lock.
+    return ticket_response(ticket, 200 if replayed else 201, check)
 
 
-def _buy(game: str, body: BuyBody, request: Request, idempotency_key: str | None) -> Response:
+def _buy(
+    game: str, body: BuyBody, request: Request, idempotency_key: str | None
+) -> tuple[TicketView, bool, RealityCheck | None]:
     # Authenticated here rather than by a dependency: FastAPI runs a sync dependency on a
     # thread of its own, and the hop costs a noticeable share of the hottest route.
     caller = current_caller(request)
@@ -152,10 +195,10 @@ def _buy(game: str, body: BuyBody, request: Request, idempotency_key: str | None
         mode=body.mode,
         sign=body.sign,
         idempotency_key=idempotency_key,
+        client_seed=body.client_seed,
     )
     # only when one is due, so the Ticket keeps its shape otherwise
-    check = responsible.reality_check(platform_of(request), caller)
-    return ticket_response(ticket, 200 if replayed else 201, check)
+    return ticket, replayed, responsible.reality_check(platform_of(request), caller)
 
 
 @router.post("/tickets/{ticket_id}/reveal", tags=["tickets"], response_model=TicketView)
@@ -168,8 +211,17 @@ def reveal(ticket_id: TicketId, body: RevealBody, caller: CallerDep, request: Re
 
 
 @router.get("/tickets/{ticket_id}", tags=["tickets"])
-def ticket(ticket_id: TicketId, caller: CallerDep, request: Request) -> TicketView:
-    return tickets.get_ticket(platform_of(request), caller.player_id, ticket_id)
+async def ticket(
+    ticket_id: TicketId,
+    caller: CallerDep,
+    request: Request,
+    wait: Annotated[bool, Query(description="hold a covered ticket until it is drawn")] = False,
+) -> TicketView:
+    platform = platform_of(request)
+    view = await anyio.to_thread.run_sync(tickets.get_ticket, platform, caller.player_id, ticket_id)
+    if wait and view.state == "covered":
+        view = await draw_wait.until_drawn(platform, caller.player_id, view)
+    return view
 
 
 @router.get("/me/tickets/last", tags=["tickets"])

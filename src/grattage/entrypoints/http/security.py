@@ -6,7 +6,9 @@
   start it with an inline script: their policy allows that inline script and nothing outside.
 - ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer``,
   ``Cross-Origin-Opener-Policy: same-origin``.
-- ``Cache-Control: no-store`` on ``/api``: balances, tickets and tokens never sit in a cache.
+- ``Cache-Control: no-store`` on ``/api``: balances, tickets and tokens never sit in a cache —
+  except an answer that declares itself ``public`` (a published file that never changes, such
+  as a block's draws file): it keeps its own.
 """
 
 from __future__ import annotations
@@ -62,12 +64,20 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
         extra = headers_for(scope.get("path", ""))
-        names = {name for name, _ in extra}
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
-                message["headers"] = [*kept, *extra]
+                headers = message.get("headers", [])
+                added = extra
+                if any(_is_public(k, v) for k, v in headers):
+                    added = tuple(item for item in extra if item[0] != b"cache-control")
+                names = {name for name, _ in added}
+                kept = [(k, v) for k, v in headers if k.lower() not in names]
+                message["headers"] = [*kept, *added]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _is_public(name: bytes, value: bytes) -> bool:
+    return name.lower() == b"cache-control" and value.lower().startswith(b"public")

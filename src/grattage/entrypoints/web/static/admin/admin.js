@@ -72,6 +72,7 @@ async function showOffice() {
   $("office").hidden = false;
   await showGames();
   await Promise.all([loadBlocks(), loadReport(), loadAudit()]);
+  followRunningJobs().catch((error) => flash(error.serverMessage || error.message, "error"));
 }
 
 async function loadBlocks() {
@@ -221,6 +222,93 @@ $("log-out").addEventListener("click", async () => {
 
 $("blocks-game").addEventListener("change", loadBlocks);
 
+const JOB_POLL_MS = 500;
+const STAGES = {
+  queued: "waiting to start",
+  shuffling: "generating",
+  committing: "committing to",
+  storing: "storing",
+  opening: "opening the first block",
+  done: "done",
+};
+
+/** The stage a job is at, and of which block: « committing to block 2 of 5 ». */
+function jobPlace(job) {
+  const stage = STAGES[job.stage] ?? job.stage;
+  return job.block && job.stage !== "opening" ? `${stage} block ${job.block} of ${job.blocks}` : stage;
+}
+
+/** Whether the stage counts its steps (generating a block is one step). */
+function measured(job) {
+  return job.total > 0 && (job.stage === "committing" || job.stage === "storing");
+}
+
+/** Where a running job is: « Emission job 3: committing to block 2 of 5 (40 %)… ». */
+function jobProgressText(job) {
+  const share = measured(job) ? ` (${Math.floor((100 * job.done) / job.total)} %)` : "";
+  return `Emission job ${job.id}: ${jobPlace(job)}${share}…`;
+}
+
+function jobOutcomeText(job) {
+  const blocks = (ids) => (ids.length ? ids.map((id) => `#${id}`).join(", ") : "none");
+  if (job.state === "succeeded") {
+    return `Emission ${job.emission_id}: blocks ${blocks(job.block_ids)} created; opened ${blocks(job.opened)}.`;
+  }
+  const stored = job.block_ids.length
+    ? ` Blocks stored before the failure: ${blocks(job.block_ids)} (closed unless already on sale).`
+    : " No block was stored.";
+  return `Emission job ${job.id} failed (${jobPlace(job)}): ${job.error.replace(/\.$/, "")}.${stored}`;
+}
+
+/** Follow a job until it ends: its progress under the form, the blocks as each is sealed. */
+async function followJob(location) {
+  const box = $("emission-job");
+  const submit = $("emission-form").querySelector("button");
+  submit.disabled = true;
+  box.hidden = false;
+  let seen = -1;
+  try {
+    for (;;) {
+      let job;
+      try {
+        job = await call("GET", location);
+      } catch (error) {
+        if (error.status !== 503) throw error; // the database is away a moment: ask again
+        await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+        continue;
+      }
+      if (job.block_ids.length !== seen) {
+        seen = job.block_ids.length;
+        await loadBlocks();
+      }
+      if (job.state !== "running") {
+        flash(jobOutcomeText(job), job.state === "succeeded" ? "ok" : "error");
+        await Promise.all([loadBlocks(), loadAudit()]);
+        return;
+      }
+      $("emission-job-text").textContent = jobProgressText(job);
+      const bar = $("emission-job-progress");
+      if (measured(job)) {
+        bar.max = job.total;
+        bar.value = job.done;
+      } else {
+        bar.removeAttribute("value"); // generating reports no steps: an indeterminate bar
+      }
+      await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+    }
+  } finally {
+    box.hidden = true;
+    submit.disabled = false;
+  }
+}
+
+/** A job still running when the page (re)loads is followed again. */
+async function followRunningJobs() {
+  const data = await call("GET", "/api/admin/jobs");
+  const running = data.jobs.find((job) => job.state === "running");
+  if (running) await followJob(`/api/admin/jobs/${running.id}`);
+}
+
 $("emission-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = event.target;
@@ -230,17 +318,12 @@ $("emission-form").addEventListener("submit", async (event) => {
     body.prize_table = await file.text();
     body.prize_table_name = file.name;
   }
-  const submit = form.querySelector("button");
-  submit.disabled = true;
-  flash("Generating and sealing the blocks…");
   try {
-    const created = await call("POST", "/api/admin/emissions", body);
-    flash(`Emission ${created.emission_id}: blocks ${created.blocks.join(", ")} created.`);
-    await Promise.all([loadBlocks(), loadAudit()]);
+    const started = await call("POST", "/api/admin/emissions", body);
+    flash(`Emission job ${started.job_id} started.`);
+    await followJob(started.location);
   } catch (error) {
     flash(error.serverMessage || error.message, "error");
-  } finally {
-    submit.disabled = false;
   }
 });
 

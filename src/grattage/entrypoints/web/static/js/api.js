@@ -6,9 +6,10 @@ const FRENCH_MESSAGES = {
   sold_out: "Ce jeu est épuisé pour le moment : plus aucun ticket n'est disponible.",
   idempotency_conflict: "Cette demande a déjà été envoyée autrement. Rechargez la page.",
   limit_reached: "Vous avez atteint une limite de jeu ou de dépôt.",
-  already_exists: "Un compte existe déjà avec cette adresse e-mail.",
+  already_exists: "Cette inscription ne peut pas être acceptée : cette adresse ou cette personne a déjà un compte ou ne peut pas en ouvrir. Connectez-vous, ou contactez le support.",
   account_locked: "Compte verrouillé après trop d'essais. Réessayez plus tard.",
   self_excluded: "Vous vous êtes exclu du jeu : impossible de jouer.",
+  nationally_excluded: "Vous êtes inscrit au fichier des interdits de jeux (ANJ) : aucun compte ne peut être ouvert ni utilisé.",
   unauthorized: "Votre session a expiré. Reconnectez-vous.",
   invalid_choice: "Choisissez d'abord un signe.",
   zone_not_revealable: "Cette zone ne peut pas encore être grattée.",
@@ -98,8 +99,10 @@ export function goToLogin() {
 }
 
 export const api = {
-  signUp: (email, password, birthDate) =>
-    request("POST", "/api/players", { body: { email, password, birth_date: birthDate } }),
+  signUp: ({ email, password, firstName, lastName, birthDate }) =>
+    request("POST", "/api/players", {
+      body: { email, password, first_name: firstName, last_name: lastName, birth_date: birthDate },
+    }),
   logIn: (email, password) => request("POST", "/api/sessions", { body: { email, password } }),
   logOut: () => request("DELETE", "/api/sessions"),
   me: () => request("GET", "/api/me"),
@@ -114,17 +117,39 @@ export const api = {
   reveal: (ticketId, zones) =>
     request("POST", `/api/tickets/${ticketId}/reveal`, { body: { zones } }),
   revealAll: (ticketId) => request("POST", `/api/tickets/${ticketId}/reveal`, { body: { all: true } }),
-  ticket: (ticketId) => request("GET", `/api/tickets/${ticketId}`),
+  ticket: (ticketId, { wait = false } = {}) =>
+    request("GET", `/api/tickets/${ticketId}${wait ? "?wait=1" : ""}`),
   history: (before) =>
     request("GET", `/api/me/tickets?limit=20${before ? `&before=${encodeURIComponent(before)}` : ""}`),
   lastTicket: () => request("GET", "/api/me/tickets/last"),
   proof: (ticketId) => request("GET", `/api/tickets/${ticketId}/proof`),
+  logKey: () => request("GET", "/api/log/key"),
+  logEntry: (index) => request("GET", `/api/log/entries?start=${index}&end=${index}`),
 };
 
 // Purchases whose answer never arrived (network down, server error), by intent. Retrying the
 // same intent reuses its key, so the server answers with the ticket already bought, if any,
 // instead of selling a second one.
 const unsettledPurchases = new Map();
+
+/**
+ * A drawn block's ticket comes back `covered` from its purchase: its unit is drawn once the
+ * witness's next round is out (within about a second). The answer once it is drawn, by long
+ * polls the server holds until then; a lost answer is asked again.
+ */
+export async function untilDrawn(ticketId) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const ticket = await api.ticket(ticketId, { wait: true });
+      if (ticket.state !== "covered") return ticket;
+    } catch (error) {
+      if (!(error instanceof ApiError) || (error.status !== 0 && error.status < 500) || attempt > 20) {
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
 
 /** Buy one ticket for one player intent (game, mode, sign), safe to retry after a failure. */
 export async function buyTicket(game, mode, sign) {

@@ -207,6 +207,11 @@ export const astro = {
   readyToBuy,
   choice: () => chosenSign,
   playLabel: "Jouer à Astro",
-  /** The lobby card's art: the sign the player last picked here (the Lion until then). */
-  cardArt: () => el("div", { class: "card-art astro-art", html: signSvg(favouriteSign() ?? "leo", { title: false }) }),
+  /** The lobby card's art: the sign the player last picked here (the Lion until then), and
+   * the top prize of the block on sale, as the API states it. */
+  cardArt: (game) => {
+    const art = el("div", { class: "card-art astro-art", html: signSvg(favouriteSign() ?? "leo", { title: false }) });
+    art.append(el("span", { class: "art-prize", text: formatEuros(game.top_prize_cents) }));
+    return art;
+  },
 };

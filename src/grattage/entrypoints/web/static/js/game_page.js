@@ -8,6 +8,7 @@ import { findGame, loadGames, ticketPage } from "./catalogue.js";
 import { GAME_MODULES } from "./games.js";
 import { formatEuros, formatPrice } from "./money.js";
 import { TicketPlay } from "./play.js";
+import { ProofPanel } from "./proof_panel.js";
 import { $, el, formatDate, handleError, notify, refreshBalance, startPage } from "./ui.js";
 
 const DEFAULT_CONFIG = { inactivity_seconds: 10 };
@@ -20,6 +21,7 @@ export class GamePage {
     this.games = [];
     this.play = null;
     this.buying = false;
+    this.proofPanel = new ProofPanel($("#proof-panel"));
   }
 
   /** What a scratch zone tells the page: scratched enough to reveal, or just scratched. */
@@ -66,6 +68,7 @@ export class GamePage {
     this.play?.dispose();
     this.play = null;
     this.clearResult();
+    this.proofPanel.hide();
     $("#ticket").classList.add("specimen");
     this.game.buildZones(this, null, true);
   }
@@ -96,7 +99,13 @@ export class GamePage {
     });
     this.play.zones = this.game.buildZones(this, ticket, false);
     this.showReplayBanner(ticket, replay);
+    this.proofPanel.show(ticket);
     this.play.apply(ticket, { animate: !replay && ticket.mode === "auto" });
+    if (ticket.state === "covered" && ticket.mode === "play") {
+      // Drawn after its sale: the layer stays on (scratching waits) until the draw is in.
+      const play = this.play;
+      play.untilDrawn().then((drawn) => play.apply(drawn), handleError);
+    }
     if (ticket.state !== "finished") {
       if (ticket.mode === "auto") this.play.revealAll(); // the server left it to the page
       else this.play.activity(); // the inactivity clock runs from the purchase on
@@ -105,6 +114,7 @@ export class GamePage {
 
   async finished(ticket) {
     this.showResult(ticket);
+    this.proofPanel.finished(ticket);
     this.setButtons({ playing: false }); // another ticket only once this one's result is shown
     try {
       await refreshBalance();
@@ -166,13 +176,21 @@ export class GamePage {
     }
   }
 
+  /** The block on sale's title, price and top prize, as GET /api/games sends them. */
   showGame(shown) {
+    $("#game-title").textContent = shown.title;
+    document.title = `${shown.title} — Grattage`;
+    $("#ticket").setAttribute("aria-label", `Ticket ${shown.title}`);
     $("#price").textContent = formatPrice(shown.price_cents);
-    $("#top-prize").textContent = formatEuros(shown.top_prize_cents);
+    $("#top-prize").textContent = shown.top_prize_cents ? formatEuros(shown.top_prize_cents) : "—";
     if (shown.reconstruction) {
       $(".game-sub").append(" ", el("span", { class: "badge", text: "tableau de lots reconstitué" }));
     }
-    if (!shown.on_sale) notify("Ce jeu est épuisé pour le moment : plus aucun ticket n'est disponible.");
+    if (shown.off_sale_reason === "table_unplayable") {
+      notify("Ce jeu est indisponible : le tableau de lots du bloc en vente ne peut pas être joué.");
+    } else if (!shown.on_sale) {
+      notify("Ce jeu est épuisé pour le moment : plus aucun ticket n'est disponible.");
+    }
   }
 
   async start() {

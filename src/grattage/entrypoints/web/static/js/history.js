@@ -53,9 +53,9 @@ async function verify(button) {
     });
     row.querySelector(".proof")?.remove();
     row.append(el("div", { class: "proof", role: "status" },
-      el("p", { text: `Position ${proof.position.toLocaleString("fr-FR")} (comptée depuis 0) parmi les ${proof.commitment.size.toLocaleString("fr-FR")} unités du bloc ${proof.commitment.block_id.slice(0, 12)}…, engagé avant la vente (racine ${proof.commitment.root.slice(0, 16)}…).` }),
-      el("p", { text: "Vérifiez-la vous-même, hors ligne :" }),
-      el("code", { text: `grattage verify-ticket ${fileName}` }),
+      el("p", { text: `Position ${(proof.unit ?? proof).position.toLocaleString("fr-FR")} (comptée depuis 0) parmi les ${proof.commitment.size.toLocaleString("fr-FR")} unités du bloc ${proof.commitment.block_id.slice(0, 12)}…, engagé avant la vente (racine ${proof.commitment.root.slice(0, 16)}…${proof.log ? `, engagement n° ${proof.log.commitment_entry.index} du journal public` : ""}).` }),
+      el("p", { text: "Vérifiez-la vous-même, hors ligne, contre le journal public (ou dans votre navigateur avec « Revoir ») :" }),
+      el("code", { text: `grattage verify-ticket ${fileName} --log ${location.origin}` }),
       link,
     ));
   } catch (error) {

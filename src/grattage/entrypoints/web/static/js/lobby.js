@@ -1,21 +1,48 @@
 // The lobby: balance, every game of GET /api/games with its numbers, the last game, the demo deposit.
 import { api, ApiError } from "./api.js";
 import { formatEuros, formatPercent, formatPrice, formatRatio, parseEuros } from "./money.js";
-import { gameTitle, loadGames, ticketPage } from "./catalogue.js";
+import { loadGames, ticketPage } from "./catalogue.js";
 import { GAME_MODULES } from "./games.js";
 import { $, el, handleError, notify, refreshBalance, startPage } from "./ui.js";
 
 let depositMaxCents = null;
 
-/** The exact odds the API sends (winning tickets of a block) → « 1 chance sur 3,83 ». */
+/** The exact odds the API sends (winning tickets of a block) → « 1 chance sur 3,83 »;
+ * « — » for a game whose table gives no figures (listed off sale, table_unplayable). */
 function frenchOdds(game) {
+  if (!(game.winning_tickets > 0)) return "—";
   return `1 chance sur ${formatRatio(game.block_size, game.winning_tickets)}`;
 }
 
-/** The table's payout: its prizes over the block's stakes, « 75,00 % ». */
+/** The block's own payout: its table's prizes over the block's stakes at the block's price. */
 function payout(game) {
-  return formatPercent(game.prizes_total_cents, game.block_size * game.price_cents);
+  const stakes = game.block_size * game.price_cents;
+  if (!(stakes > 0)) return "—";
+  return formatPercent(game.prizes_total_cents, stakes);
 }
+
+const NO_BREAK_SPACE = "\u00a0";
+
+/** « Gros lots restants : 2 × 500 000 € »: the top prizes still unsold in the open blocks,
+ *  as lotteries publish them; none when no block is open. No line may break inside it. */
+function topPrizesRemaining(game) {
+  const top = game.top_prizes_remaining;
+  if (!top) return null;
+  const amount = formatEuros(top.prize_cents);
+  const left = top.count > 0
+    ? `${top.count.toLocaleString("fr-FR")}${NO_BREAK_SPACE}×${NO_BREAK_SPACE}${amount}`
+    : `aucun lot de ${amount}`;
+  return el("p", {
+    class: "prizes-remaining",
+    "data-count": top.count,
+    "data-cents": top.prize_cents,
+    text: `Gros lots restants${NO_BREAK_SPACE}: ${left}`,
+  });
+}
+const OFF_SALE = {
+  sold_out: "Épuisé pour le moment",
+  table_unplayable: "Indisponible : le tableau de lots de ce bloc ne peut pas être joué",
+};
 
 function showBalance(cents) {
   const big = $("#balance-big");
@@ -30,7 +57,7 @@ function plainArt(game) {
 
 /** The way to the game's page; a game on sale that has no page (yet) has no button. */
 function playButton(game, module) {
-  if (!game.on_sale) return el("p", { class: "sold-out", text: "Épuisé pour le moment" });
+  if (!game.on_sale) return el("p", { class: "sold-out", text: OFF_SALE[game.off_sale_reason] ?? OFF_SALE.sold_out });
   if (!game.page) return null;
   return el("a", { class: "btn primary", href: game.page, text: module?.playLabel ?? `Jouer à ${game.title}` });
 }
@@ -44,7 +71,8 @@ function gameCard(game) {
       el("td", { text: formatEuros(row.prize_cents) }),
     ))),
   );
-  const art = module ? module.cardArt(game) : plainArt(game);
+  // A game whose table cannot be played has no figures to draw: its title on the coating.
+  const art = module && game.prize_table.length ? module.cardArt(game) : plainArt(game);
   return el("article", { class: `game-card game-${game.name}`, "data-game": game.name },
     art,
     el("div", { class: "card-body" },
@@ -52,10 +80,11 @@ function gameCard(game) {
       game.reconstruction ? el("p", { class: "badge", text: "tableau reconstitué" }) : null,
       el("dl", { class: "facts" },
         el("dt", { text: "Prix" }), el("dd", { class: "price", "data-cents": game.price_cents, text: formatPrice(game.price_cents) }),
-        el("dt", { text: "Gros lot" }), el("dd", { class: "top-prize", "data-cents": game.top_prize_cents, text: formatEuros(game.top_prize_cents) }),
+        el("dt", { text: "Gros lot" }), el("dd", { class: "top-prize", "data-cents": game.top_prize_cents, text: game.top_prize_cents ? formatEuros(game.top_prize_cents) : "—" }),
         el("dt", { text: "Chances de gain" }), el("dd", { text: frenchOdds(game) }),
-        el("dt", { text: "Taux de retour" }), el("dd", { text: payout(game) }),
+        el("dt", { text: "Taux de retour" }), el("dd", { class: "payout", text: payout(game) }),
       ),
+      topPrizesRemaining(game),
       el("details", { class: "prizes" },
         el("summary", { text: game.reconstruction ? "Tableau de lots (reconstitué)" : "Tableau de lots" }),
         prizes,
@@ -73,8 +102,8 @@ async function showLastGame(games) {
     if (!page) return;
     link.href = page;
     link.textContent = last.state === "finished"
-      ? `Revoir votre dernière partie : ${gameTitle(games, last.game)}, ticket n° ${last.id} — gain ${formatEuros(last.prize_cents)}`
-      : `Reprendre votre partie en cours : ${gameTitle(games, last.game)}, ticket n° ${last.id}`;
+      ? `Revoir votre dernière partie : ${last.title}, ticket n° ${last.id} — gain ${formatEuros(last.prize_cents)}`
+      : `Reprendre votre partie en cours : ${last.title}, ticket n° ${last.id}`;
     link.hidden = false;
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) throw error;

@@ -27,7 +27,7 @@ async function submitting(form, action) {
     if (error.status === 401 && error.code !== "account_locked") {
       notify("Adresse e-mail ou mot de passe incorrect.");
     } else if (error.status === 422 && form.id === "signup-form") {
-      notify("Inscription refusée : vérifiez l'adresse e-mail, le mot de passe et que vous avez 18 ans.");
+      notify("Inscription refusée : vérifiez l'adresse e-mail, le mot de passe, vos nom et prénom et que vous avez 18 ans.");
     } else {
       handleError(error);
     }
@@ -40,6 +40,7 @@ function main() {
   $("#tab-login").addEventListener("click", () => showTab("login"));
   $("#tab-signup").addEventListener("click", () => showTab("signup"));
   if (new URLSearchParams(location.search).has("signup")) showTab("signup");
+  $("#signup-birth").max = new Date().toISOString().slice(0, 10);
   $("#login-form").addEventListener("submit", (event) => {
     event.preventDefault();
     submitting(event.target, () => api.logIn($("#login-email").value.trim(), $("#login-password").value));
@@ -49,7 +50,13 @@ function main() {
     const email = $("#signup-email").value.trim();
     const password = $("#signup-password").value;
     submitting(event.target, async () => {
-      await api.signUp(email, password, $("#signup-birth").value);
+      await api.signUp({
+        email,
+        password,
+        firstName: $("#signup-first-name").value.trim(),
+        lastName: $("#signup-last-name").value.trim(),
+        birthDate: $("#signup-birth").value,
+      });
       await api.logIn(email, password);
     });
   });

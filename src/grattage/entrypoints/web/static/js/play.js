@@ -1,7 +1,7 @@
 // One ticket being played: asks the server to reveal zones (one request at a time, batching
 // what was scratched meanwhile), shows what the server revealed, keeps the locks in step with
 // the server's `locked_zones`, runs Cash's inactivity timer, and reports the end.
-import { api } from "./api.js";
+import { api, untilDrawn } from "./api.js";
 
 export class TicketPlay {
   /**
@@ -17,6 +17,20 @@ export class TicketPlay {
     this.finishedReported = false;
     this.inactivityTimer = null;
     this.disposed = false;
+    this.drawing = null;
+  }
+
+  /**
+   * A covered ticket (sold, its unit not drawn yet) shows its scratch layer at once; what is
+   * scratched meanwhile waits for the draw — the layer covers it — then is revealed.
+   */
+  untilDrawn() {
+    if (!this.drawing) {
+      this.drawing = this.ticket.state !== "covered"
+        ? Promise.resolve(this.ticket)
+        : untilDrawn(this.ticket.id);
+    }
+    return this.drawing;
   }
 
   /** A new ticket replaces this one: late answers and timers of this one must not touch it. */
@@ -74,8 +88,19 @@ export class TicketPlay {
   async flush() {
     if (this.busy || this.pending.size === 0 || this.disposed) return;
     this.busy = true;
+    try {
+      await this.untilDrawn();
+    } catch (error) {
+      this.busy = false;
+      this.onError(error);
+      return;
+    }
     const zoneIds = [...this.pending];
     this.pending.clear();
+    if (this.disposed || zoneIds.length === 0) {
+      this.busy = false;
+      return;
+    }
     try {
       this.apply(await api.reveal(this.ticket.id, zoneIds));
     } catch (error) {
@@ -94,6 +119,12 @@ export class TicketPlay {
     this.stopInactivity();
     for (const zone of this.zones.values()) if (zone.state === "covered") zone.state = "requested";
     try {
+      const drawn = await this.untilDrawn(); // a covered ticket: the wipe starts once drawn
+      if (this.disposed) return;
+      if (drawn.state === "finished") {
+        this.apply(drawn, { animate: true }); // Auto: the server finished it at its draw
+        return;
+      }
       this.apply(await api.revealAll(this.ticket.id), { animate: true });
     } catch (error) {
       await this.resync();
