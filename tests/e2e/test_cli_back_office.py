@@ -71,12 +71,23 @@ def test_audit_verify_exits_0_on_a_clean_log_and_1_naming_the_bad_entry(world: W
     "bounds", [["--to", "9999-12-31"], ["--from", "0001-01-01"], ["--from", "0001-01-01", "--to",
                                                                   "9999-12-31"]],
 )  # fmt: skip
-def test_a_report_reaches_to_the_first_and_last_days_of_the_calendar(
+def test_a_report_beyond_the_days_it_can_hold_is_refused_in_one_line_and_exit_2(
     world: World, bounds: list[str]
 ) -> None:
+    """Issue 13: report days are 2000-01-01 to 2100-12-31 (at most 366 days a period); the
+    calendar's ends once gave an OverflowError and a traceback with exit 0."""
+    code, out, err = run(world, "report", "days", "--format", "json", *bounds)
+    assert (code, out) == (2, "")
+    assert err.startswith("grattage: error: ") and err.count("\n") == 1
+
+
+def test_a_report_reaches_the_days_it_is_given(world: World) -> None:
     world.stock("cash")
     tickets.buy(world.platform, world.player(500), game_name="cash", mode="auto")
-    code, out, err = run(world, "report", "days", "--format", "json", *bounds)
+    today = world.clock.now().date().isoformat()
+    code, out, err = run(
+        world, "report", "days", "--format", "json", "--from", today, "--to", today
+    )
     assert (code, err) == (0, "")
     assert [row["units_sold"] for row in json.loads(out)["rows"]] == [1]
 

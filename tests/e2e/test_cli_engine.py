@@ -98,14 +98,19 @@ def test_bad_input_is_one_line_and_exit_2(run, args, fragment):
 
 def test_a_broken_table_file_is_one_line_naming_the_row(run, tmp_path: Path):
     table = tmp_path / "t.toml"
-    table.write_text('game = "cash"\nblock_size = 10\n[[tiers]]\nprize_cents = 500\ncount = -3\n')
+    table.write_text(
+        'game = "cash"\ntitle = "t"\nprice_cents = 500\nblock_size = 10\n'
+        "[[tiers]]\nprize_cents = 500\ncount = -3\n"
+    )
     result = run(
         "block", "generate", "cash", "--out", str(tmp_path / "b"), "--prize-table", str(table)
     )
-    assert_one_line_error(result, "row 1: count must be an integer ≥ 0, got -3")
+    assert_one_line_error(
+        result, "row 1: count must be an integer from 1 to the block size 10, got -3"
+    )
 
 
-NOT_UTF8 = b"\xff\xfe\x00 not text"
+NOT_UTF8 = b"\xff\xfd\x00 not text"  # not FF FE: that is UTF-16's byte-order mark, named so
 
 
 @pytest.mark.parametrize(
@@ -124,7 +129,7 @@ def test_a_file_that_is_not_utf8_text_is_one_line_and_exit_2(run, tmp_path: Path
     table = tmp_path / "binary.toml"
     table.write_bytes(NOT_UTF8)
     filled = [arg.format(table=table, out=tmp_path / "b.block") for arg in args]
-    assert_one_line_error(run(*filled, stdin=""), "is not UTF-8 text (byte 0: b'\\xff')")
+    assert_one_line_error(run(*filled, stdin=""), "not UTF-8 text (byte 0: b'\\xff')")
     assert not (tmp_path / "b.block").exists()
 
 
@@ -139,7 +144,10 @@ def test_checking_a_ticket_line_that_is_not_utf8_names_the_line(run):
 
 def test_a_tampered_block_file_is_one_line_and_exit_2(run, tmp_path: Path):
     table = tmp_path / "t.toml"
-    table.write_text('game = "cash"\nblock_size = 500\n[[tiers]]\nprize_cents = 500\ncount = 40\n')
+    table.write_text(
+        'game = "cash"\ntitle = "t"\nprice_cents = 500\nblock_size = 500\n'
+        "[[tiers]]\nprize_cents = 500\ncount = 40\n"
+    )
     block = tmp_path / "b.block"
     assert (
         run("block", "generate", "cash", "--out", str(block), "--prize-table", str(table)).exit_code

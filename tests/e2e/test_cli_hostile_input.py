@@ -60,6 +60,21 @@ CASES = {
         "--out", "x.block",
     ],
     "an unknown command": lambda t: ["no-such-command"],
+    # a file that is not the document at all is bad input; one that claims it and fails, exit 1
+    "an array for a proof": lambda t: ["verify-ticket", file(t, "a.json", "[1, 2]")],
+    "a disclosure for a proof": lambda t: [
+        "verify-ticket", file(t, "d.json", '{"format": "grattage-disclosure/2"}')
+    ],
+    "a proof for a disclosure": lambda t: [
+        "verify-block", file(t, "p.json", '{"format": "grattage-ticket-proof/2"}')
+    ],
+    "an array for the pinned head": lambda t: [
+        "verify-ticket", file(t, "p.json", '{"format": "grattage-ticket-proof/2"}'),
+        "--sth", file(t, "a.json", "[]"),
+    ],
+    "heads without a format to compare": lambda t: [
+        "monitor", "compare", file(t, "a.json", '{"tree_size": 1}'), file(t, "b.json", "{}")
+    ],
 }  # fmt: skip
 
 

@@ -45,7 +45,7 @@ def server(world: World, workers: int = 1) -> Iterator[str]:
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # PostgreSQL start-up on a loaded 2-core machine
         while True:
             try:
                 if httpx.get(f"{base}/api/health").status_code == 200:
@@ -63,7 +63,7 @@ def server(world: World, workers: int = 1) -> Iterator[str]:
 
 @pytest.fixture
 def pg_world(tmp_path: Path) -> Iterator[World]:
-    with make_world("postgres", tmp_path) as built:
+    with make_world("postgres", tmp_path, drawn=False) as built:  # served by processes
         yield built
 
 

@@ -7,13 +7,14 @@ import logging
 import pytest
 from fastapi.testclient import TestClient
 
-from support import PASSWORD, World
+from support import PASSWORD, World, person_named_after
 
 CSRF = {"X-Grattage-CSRF": "1"}
 
 
 def register(client: TestClient, email: str = "ana@example.org", **extra: str) -> dict:
-    body = {"email": email, "password": PASSWORD, "birth_date": "1990-02-03", **extra}
+    body = {"email": email, "password": PASSWORD, "birth_date": "1990-02-03"}
+    body |= person_named_after(email) | extra
     response = client.post("/api/players", json=body)
     assert response.status_code == 201, response.text
     return response.json()
@@ -57,6 +58,7 @@ def test_a_cookie_write_without_the_csrf_header_is_forbidden(client: TestClient)
 @pytest.mark.parametrize("birth_date", ["2010-01-01", "2099-01-01"])
 def test_a_minor_cannot_register(client: TestClient, world: World, birth_date: str) -> None:
     body = {"email": "kid@example.org", "password": PASSWORD, "birth_date": birth_date}
+    body |= person_named_after("kid")
     response = client.post("/api/players", json=body)
     assert response.status_code == 422
     assert response.json()["error"] == "invalid_input"
@@ -68,6 +70,7 @@ def test_a_player_of_exactly_eighteen_may_register(client: TestClient, world: Wo
         "email": "adult@example.org",
         "password": PASSWORD,
         "birth_date": today.replace(year=today.year - 18).isoformat(),
+        **person_named_after("adult"),
     }
     assert client.post("/api/players", json=body).status_code == 201
 
@@ -75,6 +78,7 @@ def test_a_player_of_exactly_eighteen_may_register(client: TestClient, world: Wo
 def test_an_email_registers_once(client: TestClient) -> None:
     register(client)
     body = {"email": "ANA@example.org", "password": PASSWORD, "birth_date": "1990-02-03"}
+    body |= person_named_after("another")
     response = client.post("/api/players", json=body)
     assert response.status_code == 409
     assert response.json()["error"] == "already_exists"

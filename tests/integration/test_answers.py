@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
 from grattage.entrypoints.http import create_app
-from grattage.entrypoints.http.answers import Commitment, Disclosure, TicketProof
-from grattage.service import operators, tickets
+from grattage.entrypoints.http.proof_answers import Commitment, Disclosure, TicketProof
+from grattage.service import operators
 from grattage.service.emissions import close_block
 from integration.test_fairness import CSRF, buy_auto, signed_in
-from support import PASSWORD, World
+from support import PASSWORD, World, bought, drawn_answer
 
 
 def properties(openapi: dict[str, Any], name: str) -> set[str]:
@@ -51,6 +52,7 @@ def test_the_ticket_routes_send_exactly_the_fields_their_schema_declares(
     assert bought.json()["created_at"].endswith("Z")  # UTC, written as the pages read it
     assert properties(openapi, "PurchasedTicket") == ticket_fields | {"reality_check"}
     ticket_id = bought.json()["id"]
+    drawn_answer(client, bought.json())  # the page waits for its draw before revealing
     revealed = client.post(f"/api/tickets/{ticket_id}/reveal", json={"all": True}, headers=CSRF)
     assert set(revealed.json()) == ticket_fields
     assert revealed.json()["state"] == "finished"
@@ -58,6 +60,7 @@ def test_the_ticket_routes_send_exactly_the_fields_their_schema_declares(
     assert revealed.headers["content-type"] == "application/json"
 
 
+@pytest.mark.parametrize("world_settings", [{"drawn": False}])  # a drawn ticket's proof: below
 def test_the_fairness_documents_carry_exactly_the_fields_their_models_document(
     client: TestClient, world: World
 ) -> None:
@@ -71,7 +74,7 @@ def test_the_fairness_documents_carry_exactly_the_fields_their_models_document(
     commitment = client.get("/api/blocks/1/commitment").json()
     assert set(commitment) == fields(Commitment)
     proof = client.get(f"/api/tickets/{ticket['id']}/proof").json()
-    assert set(proof) == fields(TicketProof)
+    assert set(proof) == fields(TicketProof) - {"draw"}  # only a drawn block's ticket has it
     assert set(proof["commitment"]) == fields(Commitment)
     close_block(world.platform, 1)
     disclosure = client.get("/api/blocks/1/disclosure").json()
@@ -94,7 +97,7 @@ def test_the_block_views_send_numbers_never_a_number_written_for_people(
     world.stock("cash")
     player = world.player(10_000)
     for _ in range(5):
-        tickets.buy(world.platform, player, game_name="cash", mode="auto")
+        bought(world, player, game_name="cash", mode="auto")
     operators.create(world.platform, "boss@example.org", PASSWORD)
     token = client.post(
         "/api/admin/sessions", json={"email": "boss@example.org", "password": PASSWORD}

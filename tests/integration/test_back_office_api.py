@@ -4,6 +4,7 @@ PostgreSQL: role separation, emissions, blocks, reports against the ledger, char
 from __future__ import annotations
 
 import re
+import time
 from collections import defaultdict
 from fractions import Fraction
 from xml.etree import ElementTree
@@ -12,12 +13,18 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from grattage.service import operators, tickets
-from support import FIXTURES, PASSWORD, World
+from grattage.service import operators
+from support import FIXTURES, PASSWORD, World, bought
 
 CSRF = {"X-Grattage-CSRF": "1"}
 OPERATOR = "boss@operator.example"
-SAMPLE_PATH_VALUES = {"block_id": "1", "chart": "payout", "fmt": "svg", "kind": "blocks"}
+SAMPLE_PATH_VALUES = {
+    "block_id": "1",
+    "job_id": "1",
+    "chart": "payout",
+    "fmt": "svg",
+    "kind": "blocks",
+}
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -98,11 +105,17 @@ def test_the_admin_cookie_is_httponly_and_its_writes_need_the_csrf_header(
 def test_an_operator_creates_an_emission_from_an_uploaded_table(
     client: TestClient, admin: dict[str, str]
 ) -> None:
-    table = (FIXTURES / "tiny_cash.toml").read_text("utf-8")
+    table = (FIXTURES / "tables" / "tiny_cash_on_sale.toml").read_text("utf-8")
     body = {"game": "cash", "blocks": 2, "prize_table": table, "prize_table_name": "tiny.toml"}
     response = client.post("/api/admin/emissions", json=body, headers=admin)
-    assert response.status_code == 201, response.text
-    assert response.json()["opened"] == [1]
+    assert response.status_code == 202, response.text
+    job = client.get(response.headers["Location"], headers=admin).json()
+    for _ in range(500):  # the job makes the blocks in the background
+        if job["state"] != "running":
+            break
+        time.sleep(0.02)
+        job = client.get(response.headers["Location"], headers=admin).json()
+    assert (job["state"], job["opened"]) == ("succeeded", [1])
     blocks = client.get("/api/admin/blocks", headers=admin).json()["blocks"]
     assert [(b["state"], b["size"], b["units_remaining"]) for b in blocks] == [
         ("open", 40, 40),
@@ -113,7 +126,8 @@ def test_an_operator_creates_an_emission_from_an_uploaded_table(
 def test_a_table_the_game_cannot_dress_is_refused_naming_the_row(
     client: TestClient, admin: dict[str, str]
 ) -> None:
-    table = (FIXTURES / "tiny_cash.toml").read_text("utf-8").replace("10000\n", "10001\n", 1)
+    table = (FIXTURES / "tables" / "tiny_cash_on_sale.toml").read_text("utf-8")
+    table = table.replace("10000\n", "10001\n", 1)
     body = {"game": "cash", "blocks": 1, "prize_table": table, "prize_table_name": "bad.toml"}
     response = client.post("/api/admin/emissions", json=body, headers=admin)
     assert response.status_code == 422
@@ -176,7 +190,7 @@ def test_reports_equal_the_sums_of_the_ledger_entries(
     for _day in range(3):
         for index, player in enumerate(buyers):
             for _ in range(7 + index):
-                tickets.buy(world.platform, player, game_name="cash", mode="auto")
+                bought(world, player, game_name="cash", mode="auto")
         world.clock.advance(24 * 3600)
     admin = admin_log_in(client)  # the session went idle meanwhile
     by_block, by_day = _ledger_sums(world)
@@ -208,7 +222,7 @@ def test_block_charts_are_valid_non_empty_png_and_svg(
     world.stock("cash")
     player = world.player(10_000)
     for _ in range(15):
-        tickets.buy(world.platform, player, game_name="cash", mode="auto")
+        bought(world, player, game_name="cash", mode="auto")
     for chart in ("payout", "tiers"):
         png = client.get(f"/api/admin/blocks/1/charts/{chart}.png", headers=admin)
         assert png.status_code == 200 and png.headers["content-type"] == "image/png"
@@ -247,6 +261,7 @@ def test_every_operator_action_is_in_the_audit_log_and_the_chain_verifies(
 
 def test_a_player_sets_limits_at_sign_up_and_sees_them(client: TestClient) -> None:
     body = {"email": "lim@example.org", "password": PASSWORD, "birth_date": "1990-02-03",
+            "first_name": "Lim", "last_name": "Ites",
             "deposit_weekly_cents": 5_000, "stake_weekly_cents": 2_000}  # fmt: skip
     assert client.post("/api/players", json=body).status_code == 201
     login = {"email": "lim@example.org", "password": PASSWORD}

@@ -21,7 +21,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import RootTransaction
 from sqlalchemy.exc import OperationalError
 
-from grattage.entrypoints.http import create_app
+from grattage.entrypoints.http import create_app, routes
 from grattage.entrypoints.http.batching import LoopBatcher
 from grattage.service import accounts, tickets
 from support import PASSWORD, World, make_world
@@ -64,6 +64,10 @@ async def _post_all(client: httpx.AsyncClient, tokens: list[str]) -> list[httpx.
     return list(await asyncio.gather(*purchases))
 
 
+def ticket_of(world: World, player: int, answer: Any) -> Any:
+    return tickets.get_ticket(world.platform, player, answer.json()["id"])
+
+
 def commits_of(world: World) -> list[int]:
     counted = [0]
     engine = world.platform.uow.engine  # type: ignore[attr-defined]
@@ -75,6 +79,7 @@ def commits_of(world: World) -> list[int]:
     return counted
 
 
+@pytest.mark.parametrize("world_settings", [{"run_drawer": False}])  # only the sales commit
 def test_concurrent_purchases_are_all_sold_once_and_on_sqlite_share_their_commits(
     world: World,
 ) -> None:
@@ -84,10 +89,11 @@ def test_concurrent_purchases_are_all_sold_once_and_on_sqlite_share_their_commit
     answers = buy(world, [token] * BUYERS)
     assert [answer.status_code for answer in answers] == [201] * BUYERS
     assert len({answer.json()["id"] for answer in answers}) == BUYERS
-    prizes = sum(answer.json()["prize_cents"] for answer in answers)
-    assert world.balance(player) == prizes
     if world.settings.database_url.startswith("sqlite"):
         assert commits[0] < BUYERS / 2, f"{commits[0]} commits for {BUYERS} purchases"
+    world.draw()  # sold covered in the batch, drawn after it
+    prizes = sum(ticket_of(world, player, answer).prize_cents or 0 for answer in answers)
+    assert world.balance(player) == prizes
 
 
 def test_a_refused_purchase_in_a_batch_gets_its_own_error_and_the_others_stand(
@@ -101,7 +107,9 @@ def test_a_refused_purchase_in_a_batch_gets_its_own_error_and_the_others_stand(
     assert codes == [201, 409] * 8
     assert {answer.json()["error"] for answer in answers[1::2]} == {"insufficient_balance"}
     assert world.balance(poor) == 0
-    assert world.balance(rich) == sum(answer.json()["prize_cents"] for answer in answers[::2])
+    world.draw()
+    won = sum(ticket_of(world, rich, answer).prize_cents or 0 for answer in answers[::2])
+    assert world.balance(rich) == won
 
 
 @pytest.fixture
@@ -163,3 +171,26 @@ def test_using_the_platform_on_a_held_batchs_thread_outside_the_batch_fails_loud
         finally:
             assert helper.submit(uow.release).result() == 1
     assert world.balance(player) == 1100
+
+
+def test_the_buy_route_shapes_its_answer_once_the_purchase_is_done(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On SQLite a held batch keeps the database's one write lock until all its purchases
+    are done: the JSON of an answer, which needs no lock, is made after the batch is let go
+    (on PostgreSQL, off the purchase threads)."""
+    world.stock("cash")
+    _, token = token_of(world, 500)
+    shaped_while: list[tuple[bool, str]] = []
+    shape = routes.ticket_response
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        group = getattr(world.platform.uow, "_group", None)
+        held = group is not None and group._held is not None
+        shaped_while.append((held, threading.current_thread().name))
+        return shape(*args, **kwargs)
+
+    monkeypatch.setattr(routes, "ticket_response", watched)
+    assert buy(world, [token])[0].status_code == 201
+    [(held, thread)] = shaped_while
+    assert not held and not thread.startswith("grattage-buy")

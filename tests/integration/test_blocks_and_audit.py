@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from grattage.errors import Conflict, NotOnSale, SoldOut
-from grattage.service import audit_trail, tickets
+from grattage.service import audit_trail
 from grattage.service.emissions import (
     close_block,
     list_blocks,
@@ -18,11 +18,11 @@ from grattage.service.emissions import (
     suspend_block,
 )
 from grattage.service.records import TicketView
-from support import World
+from support import World, bought
 
 
 def buy(world: World, player: int) -> TicketView:
-    ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="auto")
+    ticket, _ = bought(world, player, game_name="cash", mode="auto")
     return ticket
 
 
@@ -152,6 +152,7 @@ def test_audit_verify_names_an_inserted_entry(world: World) -> None:
     assert audit_trail.verify(world.platform).first_bad == 4
 
 
+@pytest.mark.parametrize("world_settings", [{"drawn": False}])  # several open blocks
 def test_concurrent_operator_actions_form_one_unbroken_chain(world: World) -> None:
     from integration.test_concurrency import race
 

@@ -11,7 +11,7 @@ from typing import Any
 from grattage.errors import InsufficientBalance, SoldOut
 from grattage.service import tickets
 from grattage.service.emissions import list_blocks
-from support import World
+from support import World, bought
 
 
 def race(count: int, attempt: Callable[[int], Any]) -> list[Any]:
@@ -34,7 +34,7 @@ def test_fifty_simultaneous_purchases_on_a_balance_for_ten_sell_exactly_ten(
 ) -> None:
     world.stock("cash", blocks=2)
     player = world.player(10 * 500)
-    results = race(50, lambda _: tickets.buy(world.platform, player, game_name="cash", mode="play"))
+    results = race(50, lambda _: bought(world, player, game_name="cash", mode="play"))
     sold = [result for result in results if isinstance(result, tuple)]
     refused = [result for result in results if isinstance(result, InsufficientBalance)]
     assert (len(sold), len(refused)) == (10, 40), Counter(type(r).__name__ for r in results)
@@ -47,7 +47,7 @@ def test_the_last_unit_raced_by_twenty_buyers_is_sold_once(world: World) -> None
     size = list_blocks(world.platform, "astro")[0].size
     seller = world.player((size - 1) * 200)
     for _ in range(size - 1):
-        tickets.buy(world.platform, seller, game_name="astro", mode="auto", sign="leo")
+        bought(world, seller, game_name="astro", mode="auto", sign="leo")
     buyers = [world.player(200) for _ in range(20)]
     results = race(
         20,
@@ -58,8 +58,17 @@ def test_the_last_unit_raced_by_twenty_buyers_is_sold_once(world: World) -> None
     sold = [result for result in results if isinstance(result, tuple)]
     assert len(sold) == 1
     assert all(isinstance(result, SoldOut) for result in results if not isinstance(result, tuple))
-    assert sum(world.balance(buyer) for buyer in buyers) == 19 * 200 + sold[0][0].prize_cents
+    world.draw()  # the last unit's sale is drawn like any other
+    winner = sold[0][0]
+    won = tickets.get_ticket(world.platform, winner_of(buyers, results), winner.id).prize_cents
+    assert sum(world.balance(buyer) for buyer in buyers) == 19 * 200 + (won or 0)
     assert list_blocks(world.platform, "astro")[0].state == "exhausted"
+
+
+def winner_of(buyers: list[int], results: list[Any]) -> int:
+    return next(
+        buyer for buyer, result in zip(buyers, results, strict=True) if isinstance(result, tuple)
+    )
 
 
 def test_a_key_replayed_concurrently_sells_one_ticket(world: World) -> None:
@@ -80,19 +89,15 @@ def test_a_ticket_finished_at_once_by_its_player_and_the_sweeper_is_credited_onc
 ) -> None:
     world.stock("cash")
     player = world.player(20 * 500)
-    bought = [
-        tickets.buy(world.platform, player, game_name="cash", mode="play")[0] for _ in range(20)
-    ]
+    sold = [bought(world, player, game_name="cash", mode="play")[0] for _ in range(20)]
     world.clock.advance(60)
 
     def finish(index: int) -> Any:
         if index % 2:
             return tickets.sweep(world.platform)
-        return tickets.reveal(world.platform, player, bought[index // 2].id, reveal_all=True)
+        return tickets.reveal(world.platform, player, sold[index // 2].id, reveal_all=True)
 
     race(20, finish)
     # The books reconcile at teardown: one prize movement per winning ticket.
-    won = sum(
-        tickets.get_ticket(world.platform, player, ticket.id).prize_cents for ticket in bought
-    )
+    won = sum(tickets.get_ticket(world.platform, player, ticket.id).prize_cents for ticket in sold)
     assert world.balance(player) == won

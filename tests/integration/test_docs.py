@@ -67,7 +67,8 @@ def tables(text: str) -> list[tuple[str | None, tuple[str, ...], list[tuple[str,
 
 
 def _code(cell: str) -> str:
-    return cell.replace("\\|", "|").strip().strip("`")
+    """A cell's text without its code marks (`` `A` or `B` `` is ``A or B``)."""
+    return cell.replace("\\|", "|").replace("`", "").strip()
 
 
 def documented_routes(text: str) -> dict[tuple[str, str], tuple[str, str]]:
@@ -129,7 +130,10 @@ def answered_routes(openapi: dict[str, Any]) -> dict[tuple[str, str], tuple[str,
             statuses = sorted(code for code in operation["responses"] if code.startswith("2"))
             content = operation["responses"][statuses[0]].get("content", {})
             schema = content.get("application/json", {}).get("schema", {})
-            answer = schema["$ref"].rsplit("/", 1)[1] if "$ref" in schema else NO_JSON
+            choices = [choice["$ref"] for choice in schema.get("anyOf", []) if "$ref" in choice]
+            if "$ref" in schema:
+                choices = [schema["$ref"]]
+            answer = " or ".join(ref.rsplit("/", 1)[1] for ref in choices) or NO_JSON
             routes[(method.upper(), path)] = (", ".join(statuses), answer)
     return routes
 

@@ -82,12 +82,13 @@ def test_the_api_without_credentials_answers_401(client: TestClient) -> None:
 def test_sold_out_and_insufficient_balance_are_conflicts(client: TestClient, world: World) -> None:
     world.player(300, email="poor@example.org")
     client.post("/api/sessions", json={"email": "poor@example.org", "password": PASSWORD})
-    response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
-    assert (response.status_code, response.json()["error"]) == (409, "insufficient_balance")
-    client.post("/api/me/deposits", json={"amount_cents": 500}, headers=CSRF)
+    # No block yet, so no price either: the game is sold out, whatever the balance.
     response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
     assert (response.status_code, response.json()["error"]) == (409, "sold_out")
-    assert client.get("/api/me").json()["balance_cents"] == 800
+    world.stock("cash")  # a 5 € block: more than the balance
+    response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    assert (response.status_code, response.json()["error"]) == (409, "insufficient_balance")
+    assert client.get("/api/me").json()["balance_cents"] == 300
 
 
 def test_the_replay_answers_200_and_the_conflicting_key_409(
@@ -191,7 +192,10 @@ def test_a_value_the_database_refuses_is_422_unstorable_value_and_debits_nothing
 
 
 def test_an_integrity_error_is_a_bug_not_hidden_behind_a_503(
-    client: TestClient, world: World, monkeypatch: pytest.MonkeyPatch
+    client: TestClient,
+    world: World,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     from sqlalchemy.exc import IntegrityError
 
@@ -203,5 +207,30 @@ def test_an_integrity_error_is_a_bug_not_hidden_behind_a_503(
         raise IntegrityError("INSERT INTO tickets", {}, Exception("UNIQUE constraint failed"))
 
     monkeypatch.setattr(world.platform, "stake_checks", [broken])  # inside the purchase
-    with pytest.raises(IntegrityError):
-        client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    answer = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    assert (answer.status_code, answer.json()["error"]) == (500, "internal_error")
+    assert "IntegrityError" in caplog.text  # the traceback is in the server's log
+    monkeypatch.undo()
+    assert client.get("/api/me").json()["balance_cents"] == 5000
+
+
+def test_a_bug_answers_a_json_500_that_says_nothing_of_it_and_logs_its_traceback(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    from grattage.entrypoints.http import create_app
+
+    app = create_app(world.settings, platform=world.platform, mount_web=False)
+
+    @app.get("/api/broken")
+    def broken() -> None:
+        raise RuntimeError("secret detail /srv/grattage/keys")
+
+    with TestClient(app) as local:
+        answer = local.get("/api/broken")
+    assert answer.status_code == 500
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["cache-control"] == "no-store"  # the security headers are there too
+    body = answer.json()
+    assert set(body) == {"error", "message"} and body["error"] == "internal_error"
+    assert "secret" not in answer.text and "RuntimeError" not in answer.text
+    assert "secret detail" in caplog.text and "Traceback" in caplog.text

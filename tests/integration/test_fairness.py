@@ -10,14 +10,22 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import MetaData, create_engine, select
 
-from grattage.blocks.proofs import verify_disclosure, verify_ticket_proof
+from grattage.blocks.proofs_v2 import verify_disclosure, verify_ticket_proof
 from grattage.blocks.salts import unit_salt
 from grattage.blocks.sealing import unseal_tiers
+from grattage.blocks.signing import TreeHead
 from grattage.errors import VerificationFailed
 from grattage.service.emissions import close_block, list_blocks
 from support import PASSWORD, World
 
 CSRF = {"X-Grattage-CSRF": "1"}
+
+
+@pytest.fixture
+def world_settings() -> dict[str, object]:
+    """Blocks that sell unit n to sale n: the proof of a drawn ticket (proof v2 with its draw)
+    is the verifiers' part of issue 15, tested with it."""
+    return {"drawn": False}
 
 
 def signed_in(client: TestClient, world: World, balance_cents: int = 10_000) -> int:
@@ -53,13 +61,28 @@ def test_the_commitment_answers_before_any_sale_and_never_changes(client, world)
 def test_a_finished_ticket_s_proof_verifies_offline(client, world, game):
     world.stock(game)
     signed_in(client, world)
+    key = bytes.fromhex(client.get("/api/log/key").json()["public_key"])
     for _ in range(4):
         ticket = buy_auto(client, game)
+        assert ticket["receipt"]["ticket_id"] == ticket["id"]
         proof = client.get(f"/api/tickets/{ticket['id']}/proof")
         assert proof.status_code == 200, proof.text
-        verified = verify_ticket_proof(json.loads(proof.text))
-        assert verified.prize_cents == ticket["prize_cents"]
+        pinned = TreeHead.from_json(client.get("/api/log/sth").json())
+        verified = verify_ticket_proof(json.loads(proof.text), pinned=pinned, public_key=key)
+        assert verified.pinned and verified.prize_cents == ticket["prize_cents"]
+        assert verified.receipt == ticket["receipt"]
         assert proof.json()["ticket"]["prize_cents"] == ticket["document"]["prize_cents"]
+
+
+def test_a_ticket_reopened_or_resumed_carries_the_receipt_its_purchase_answered(client, world):
+    world.stock("cash")
+    signed_in(client, world)
+    bought = client.post("/api/games/cash/tickets", json={"mode": "play"}, headers=CSRF).json()
+    assert bought["receipt"]["ticket_id"] == bought["id"]
+    # Still queued (not yet merged into the log), then merged: the same signed receipt.
+    assert client.get("/api/me/tickets/last").json()["receipt"] == bought["receipt"]
+    client.get(f"/api/tickets/{buy_auto(client, 'cash')['id']}/proof")  # merges the queue
+    assert client.get(f"/api/tickets/{bought['id']}").json()["receipt"] == bought["receipt"]
 
 
 def test_a_ticket_still_playing_has_no_proof_yet(client, world):
@@ -98,12 +121,13 @@ def test_a_closed_block_s_disclosure_rebuilds_the_root_and_recounts(client, worl
     close_block(world.platform, block_id)
     response = client.get(f"/api/blocks/{block_id}/disclosure")
     assert response.status_code == 200
-    verified = verify_disclosure(response.json(), workers=1)
+    key = bytes.fromhex(client.get("/api/log/key").json()["public_key"])
+    verified = verify_disclosure(response.json(), key, workers=1)
     assert sum(verified.counts) == verified.block.size
     tampered = response.json()
     tampered["key"] = "00" * 32
     with pytest.raises(VerificationFailed):
-        verify_disclosure(tampered, workers=1)
+        verify_disclosure(tampered, key, workers=1)
 
 
 def test_an_unknown_block_is_not_found(client, world):

@@ -8,7 +8,7 @@ import pytest
 from grattage.games.astro import Astro
 from grattage.games.cash import Cash
 from grattage.service import tickets
-from support import World
+from support import World, bought
 
 
 def test_only_cash_reveals_an_idle_ticket_after_the_inactivity_delay() -> None:
@@ -19,7 +19,7 @@ def test_only_cash_reveals_an_idle_ticket_after_the_inactivity_delay() -> None:
 def test_an_idle_astro_ticket_waits_for_the_abandon_delay(world: World) -> None:
     world.stock("astro")
     player = world.player(1000)
-    sold, _ = tickets.buy(world.platform, player, game_name="astro", mode="play", sign="leo")
+    sold, _ = bought(world, player, game_name="astro", mode="play", sign="leo")
     world.clock.advance(world.platform.policy.inactivity_seconds + 1)
     assert tickets.sweep(world.platform) == 0
     world.clock.advance(world.platform.policy.abandon_seconds)
@@ -34,7 +34,7 @@ def test_a_game_class_that_reveals_after_inactivity_has_its_idle_tickets_reveale
     monkeypatch.setattr(Astro, "reveals_after_inactivity", True)
     world.stock("astro")
     player = world.player(1000)
-    sold, _ = tickets.buy(world.platform, player, game_name="astro", mode="play", sign="leo")
+    sold, _ = bought(world, player, game_name="astro", mode="play", sign="leo")
     world.clock.advance(world.platform.policy.inactivity_seconds + 1)
     if finisher == "sweep":
         assert tickets.sweep(world.platform) == 1

@@ -8,13 +8,13 @@ from fastapi.testclient import TestClient
 
 from grattage.entrypoints.http import create_app
 from grattage.service import tickets
-from support import World
+from support import World, bought
 
 
 def test_the_server_finishes_overdue_tickets_when_it_starts(world: World) -> None:
     world.stock("astro")
     player = world.player(1000)
-    sold, _ = tickets.buy(world.platform, player, game_name="astro", mode="play", sign="leo")
+    sold, _ = bought(world, player, game_name="astro", mode="play", sign="leo")
     world.clock.advance(world.platform.policy.abandon_seconds + 1)
     app = create_app(world.settings, platform=world.platform, mount_web=False)
     with TestClient(app):
@@ -25,7 +25,7 @@ def test_the_server_finishes_overdue_tickets_when_it_starts(world: World) -> Non
 def test_the_background_sweeper_finishes_an_idle_cash_ticket(world: World) -> None:
     world.stock("cash")
     player = world.player(1000)
-    sold, _ = tickets.buy(world.platform, player, game_name="cash", mode="play")
+    sold, _ = bought(world, player, game_name="cash", mode="play")
     settings = world.settings.model_copy(
         update={"run_sweeper": True, "sweep_interval_seconds": 0.05}
     )

@@ -15,9 +15,9 @@ import pytest
 
 from grattage.adapters.pictures import MatplotlibCharts
 from grattage.errors import InvalidInput
-from grattage.service import back_office, charts, tickets
+from grattage.service import back_office, charts
 from grattage.service.records import PayoutPoint, PayoutSeries, TierBar, TierSeries
-from support import World
+from support import World, bought
 
 SERVICE = Path(__file__).resolve().parents[2] / "src" / "grattage" / "service"
 DRAWING_LIBRARIES = ("matplotlib",)
@@ -73,7 +73,7 @@ def test_the_charts_hand_the_renderer_exact_series_from_the_ledger(world: World)
     world.stock("cash")
     player = world.player(10_000)
     for _ in range(7):
-        tickets.buy(world.platform, player, game_name="cash", mode="auto")
+        bought(world, player, game_name="cash", mode="auto")
     renderer = RecordingRenderer()
     assert charts.tiers_chart(world.platform, renderer, 1, "png") == b"tiers"
     assert charts.payout_chart(world.platform, renderer, 1, "svg") == b"payout"

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from grattage.service import tickets
-from support import PASSWORD, World
+from support import PASSWORD, World, drawn_answer
 
 CSRF = {"X-Grattage-CSRF": "1"}
 CASH_ZONES = [f"your_numbers/{i}" for i in range(20)] + [f"winning_numbers/{i}" for i in range(5)]
@@ -29,7 +29,7 @@ def buy(client: TestClient, game: str, mode: str = "play", **extra: object) -> d
     body = {"mode": mode, **({"sign": "leo"} if game == "astro" else {}), **extra}
     response = client.post(f"/api/games/{game}/tickets", json=body, headers=CSRF)
     assert response.status_code == 201, response.text
-    return response.json()
+    return drawn_answer(client, response.json())  # its unit is drawn after the sale
 
 
 def reveal(client: TestClient, ticket_id: int, **body: object):
@@ -50,7 +50,9 @@ def test_a_play_ticket_shows_nothing_hidden_until_revealed(
     assert set(after["revealed"]["your_numbers/3"]) == {"number", "amount_cents"}
     assert isinstance(after["revealed"]["winning_numbers/0"], int)
     assert after["state"] == "playing" and after["document"] is None
-    assert client.get(f"/api/tickets/{ticket['id']}").json() == after
+    fetched = client.get(f"/api/tickets/{ticket['id']}").json()
+    assert fetched["receipt"]["ticket_id"] == ticket["id"]  # a reveal's answer omits it (null)
+    assert {**fetched, "receipt": None} == after
 
 
 def test_revealing_every_zone_finishes_the_ticket_and_credits_the_prize_once(
@@ -71,7 +73,7 @@ def test_revealing_every_zone_finishes_the_ticket_and_credits_the_prize_once(
         assert client.get("/api/me").json()["balance_cents"] == balance
 
 
-def test_an_auto_ticket_is_finished_and_credited_at_purchase(
+def test_an_auto_ticket_is_finished_and_credited_once_drawn(
     client: TestClient, world: World
 ) -> None:
     world.stock("astro")

@@ -18,9 +18,9 @@ POLICY_VALUES = sorted(
 
 
 def test_every_policy_value_is_a_setting_with_its_one_default() -> None:
-    assert len(POLICY_VALUES) == 14
+    assert len(POLICY_VALUES) == 19
     for name in POLICY_VALUES:
-        assert isinstance(Settings.model_fields[name].default, int), name
+        assert isinstance(Settings.model_fields[name].default, int | float | str), name
 
 
 def test_a_platform_cannot_be_built_without_the_operators_policy() -> None:
@@ -37,11 +37,13 @@ def test_a_setting_from_the_environment_reaches_the_service(
 ) -> None:
     monkeypatch.setenv("GRATTAGE_LOCKOUT_THRESHOLD", "9")
     monkeypatch.setenv("GRATTAGE_REALITY_CHECK_MINUTES", "15")
+    monkeypatch.setenv("GRATTAGE_CLOSE_BLOCK_WHEN_TOP_PRIZE_SOLD", "true")
     with database_url("sqlite", tmp_path) as url:
         platform = build_platform(settings_for(url, tmp_path), run_migrations=False)
         try:
             assert platform.policy.lockout_threshold == 9
             assert platform.policy.reality_check_minutes == 15
+            assert platform.policy.close_block_when_top_prize_sold is True
             assert (
                 platform.policy.abandon_seconds == Settings.model_fields["abandon_seconds"].default
             )

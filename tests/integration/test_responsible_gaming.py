@@ -9,16 +9,16 @@ from datetime import UTC, date, datetime
 import pytest
 
 from grattage.errors import InvalidInput, LimitReached, SelfExcluded
-from grattage.service import accounts, responsible, tickets
+from grattage.service import accounts, responsible
 from grattage.service.records import TicketView
 from integration.test_concurrency import race
-from support import PASSWORD, World
+from support import PASSWORD, World, bought, person_named_after
 
 DAY = 24 * 3600
 
 
 def buy(world: World, player: int, mode: str = "auto") -> dict:
-    ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode=mode)
+    ticket, _ = bought(world, player, game_name="cash", mode=mode)
     return ticket
 
 
@@ -85,13 +85,23 @@ def test_limits_beyond_the_maximum_are_refused(world: World) -> None:
         responsible.set_limits(world.platform, player, stake_cents=10**12)
     with pytest.raises(InvalidInput):
         accounts.register(
-            world.platform, "x@example.org", PASSWORD, date(1990, 1, 1), deposit_limit_cents=0
+            world.platform,
+            "x@example.org",
+            PASSWORD,
+            date(1990, 1, 1),
+            **person_named_after("x@example.org"),
+            deposit_limit_cents=0,
         )
 
 
 def test_limits_chosen_at_sign_up_are_in_force(world: World) -> None:
     player = accounts.register(
-        world.platform, "s@example.org", PASSWORD, date(1990, 1, 1), deposit_limit_cents=2_000
+        world.platform,
+        "s@example.org",
+        PASSWORD,
+        date(1990, 1, 1),
+        **person_named_after("s@example.org"),
+        deposit_limit_cents=2_000,
     )
     accounts.deposit(world.platform, player, 2_000)
     with pytest.raises(LimitReached, match="weekly deposit limit"):
@@ -100,7 +110,9 @@ def test_limits_chosen_at_sign_up_are_in_force(world: World) -> None:
 
 def test_self_exclusion_blocks_the_next_purchase_deposit_and_log_in(world: World) -> None:
     world.stock("cash")
-    player = accounts.register(world.platform, "ex@example.org", PASSWORD, date(1990, 1, 1))
+    player = accounts.register(
+        world.platform, "ex@example.org", PASSWORD, date(1990, 1, 1), **person_named_after("ex")
+    )
     accounts.deposit(world.platform, player, 2_000)
     buy(world, player)
     responsible.exclude(world.platform, player, "7d")
@@ -130,7 +142,9 @@ def test_a_reality_check_comes_every_n_minutes_with_time_played_and_net_spend(
     world: World,
 ) -> None:
     world.stock("cash")
-    player = accounts.register(world.platform, "rc@example.org", PASSWORD, date(1990, 1, 1))
+    player = accounts.register(
+        world.platform, "rc@example.org", PASSWORD, date(1990, 1, 1), **person_named_after("rc")
+    )
     accounts.deposit(world.platform, player, 2_000)
     session = accounts.log_in(world.platform, "rc@example.org", PASSWORD)
     caller = accounts.authenticate(world.platform, session.token)

@@ -19,13 +19,13 @@ from grattage.errors import (
 from grattage.games import find_game
 from grattage.service import tickets
 from grattage.service.emissions import close_block, list_blocks, open_block
-from support import World, tiny_table
+from support import World, bought, tiny_table
 
 
 def test_a_purchase_debits_the_stake_and_stores_a_ticket_of_the_next_unit(world: World) -> None:
     world.stock("cash")
     player = world.player(2000)
-    ticket, replayed = tickets.buy(world.platform, player, game_name="cash", mode="play")
+    ticket, replayed = bought(world, player, game_name="cash", mode="play")
     assert not replayed
     assert ticket.state == "playing"
     assert ticket.stake_cents == 500
@@ -39,7 +39,7 @@ def test_a_whole_block_sells_exactly_its_prize_table(world: World) -> None:
     player = world.player(table.block_size * 500)
     prizes = []
     for _ in range(table.block_size):
-        ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="auto")
+        ticket, _ = bought(world, player, game_name="cash", mode="auto")
         prizes.append(ticket.prize_cents)
     expected = Counter({tier.prize_cents: tier.count for tier in table.tiers})
     expected[0] = table.losing_count
@@ -52,10 +52,10 @@ def test_buying_from_a_sold_out_game_is_refused_and_debits_nothing(world: World)
     size = tiny_table("astro").block_size
     player = world.player((size + 1) * 200)
     for _ in range(size):
-        tickets.buy(world.platform, player, game_name="astro", mode="auto", sign="leo")
+        bought(world, player, game_name="astro", mode="auto", sign="leo")
     before = world.balance(player)
     with pytest.raises(SoldOut):
-        tickets.buy(world.platform, player, game_name="astro", mode="auto", sign="leo")
+        bought(world, player, game_name="astro", mode="auto", sign="leo")
     assert world.balance(player) == before
 
 
@@ -65,12 +65,13 @@ def test_when_a_block_is_exhausted_the_next_pending_one_opens(world: World) -> N
     assert (first.state, second.state) == ("open", "pending")
     player = world.player((first.size + 1) * 200)
     for _ in range(first.size + 1):
-        tickets.buy(world.platform, player, game_name="astro", mode="auto", sign="leo")
+        bought(world, player, game_name="astro", mode="auto", sign="leo")
     first, second = list_blocks(world.platform, "astro")
     assert (first.state, first.sold) == ("exhausted", first.size)
     assert (second.state, second.sold) == ("open", 1)
 
 
+@pytest.mark.parametrize("world_settings", [{"drawn": False}])  # several open blocks
 def test_several_blocks_of_a_game_can_be_open_and_a_closed_one_sells_nothing(
     world: World,
 ) -> None:
@@ -79,7 +80,7 @@ def test_several_blocks_of_a_game_can_be_open_and_a_closed_one_sells_nothing(
     open_block(world.platform, second.id)
     close_block(world.platform, first.id)
     player = world.player(1000)
-    ticket, _ = tickets.buy(world.platform, player, game_name="cash", mode="auto")
+    ticket, _ = bought(world, player, game_name="cash", mode="auto")
     assert ticket.document["block"] == second.id
     states = [block.state for block in list_blocks(world.platform, "cash")]
     assert states == ["closed", "open", "pending"]
@@ -91,7 +92,7 @@ def test_several_blocks_of_a_game_can_be_open_and_a_closed_one_sells_nothing(
 def test_a_sold_ticket_is_rederived_from_the_block_key_and_its_position(world: World) -> None:
     world.stock("astro")
     player = world.player(1000)
-    ticket, _ = tickets.buy(world.platform, player, game_name="astro", mode="auto", sign="virgo")
+    ticket, _ = bought(world, player, game_name="astro", mode="auto", sign="virgo")
     document = ticket.document
     block = list_blocks(world.platform, "astro")[0]
     key = world.platform.keys.get(block.key_id)
@@ -131,9 +132,9 @@ def test_a_replayed_idempotency_key_returns_the_same_ticket_and_debits_once(
 def test_an_idempotency_key_reused_for_another_purchase_is_refused(world: World) -> None:
     world.stock("cash")
     player = world.player(2000)
-    tickets.buy(world.platform, player, game_name="cash", mode="play", idempotency_key="k")
+    bought(world, player, game_name="cash", mode="play", idempotency_key="k")
     with pytest.raises(IdempotencyConflict):
-        tickets.buy(world.platform, player, game_name="cash", mode="auto", idempotency_key="k")
+        bought(world, player, game_name="cash", mode="auto", idempotency_key="k")
     assert world.balance(player) == 1500
 
 
@@ -141,7 +142,7 @@ def test_a_purchase_the_balance_cannot_pay_is_refused_and_debits_nothing(world: 
     world.stock("cash")
     player = world.player(499)
     with pytest.raises(InsufficientBalance):
-        tickets.buy(world.platform, player, game_name="cash", mode="auto")
+        bought(world, player, game_name="cash", mode="auto")
     assert world.balance(player) == 499
 
 
@@ -161,7 +162,7 @@ def test_a_malformed_purchase_is_refused_before_any_debit(
     world.stock("cash")
     player = world.player(1000)
     with pytest.raises(error):
-        tickets.buy(world.platform, player, game_name=game, mode=mode, sign=sign)
+        bought(world, player, game_name=game, mode=mode, sign=sign)
     assert world.balance(player) == 1000
 
 
@@ -178,25 +179,27 @@ def test_a_responsible_gaming_check_can_refuse_a_stake_before_any_debit(world: W
             raise LimitReached("one ticket a day")
 
     world.platform.stake_checks.append(one_ticket_a_day)
-    tickets.buy(world.platform, player, game_name="cash", mode="auto")
+    bought(world, player, game_name="cash", mode="auto")
     after_first = world.balance(player)
     with pytest.raises(LimitReached):
-        tickets.buy(world.platform, player, game_name="cash", mode="auto")
+        bought(world, player, game_name="cash", mode="auto")
     assert world.balance(player) == after_first
     assert seen == [(player, "cash", 500)] * 2
 
 
+@pytest.mark.parametrize("world_settings", [{"drawn": False}])  # several open blocks
 def test_buyers_are_spread_over_the_open_blocks_of_a_game(world: World) -> None:
     world.stock("cash", blocks=2)
     open_block(world.platform, list_blocks(world.platform, "cash")[1].id)
     first, second = world.player(500), world.player(500)
     blocks = {
-        tickets.buy(world.platform, buyer, game_name="cash", mode="auto")[0].document["block"]
+        bought(world, buyer, game_name="cash", mode="auto")[0].document["block"]
         for buyer in (first, second)
     }
     assert len(blocks) == 2
 
 
+@pytest.mark.parametrize("world_settings", [{"drawn": False}])  # several open blocks
 def test_the_open_blocks_a_sale_saw_are_looked_up_again_after_five_seconds_of_the_clock(
     world: World,
 ) -> None:
@@ -206,7 +209,7 @@ def test_the_open_blocks_a_sale_saw_are_looked_up_again_after_five_seconds_of_th
     buyer = next(player for player in buyers if player % 2 == 1)  # picks the 2nd of 2 blocks
 
     def block_sold_to_buyer() -> int:
-        ticket, _ = tickets.buy(world.platform, buyer, game_name="cash", mode="auto")
+        ticket, _ = bought(world, buyer, game_name="cash", mode="auto")
         assert ticket.document is not None  # an auto ticket is finished at once
         return int(ticket.document["block"])
 

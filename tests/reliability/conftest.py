@@ -9,8 +9,11 @@ from .harness import FIGURES, PLAY_WITHOUT_LIMITS, SOAK
 
 @pytest.fixture
 def world_settings() -> dict[str, object]:
-    """The shared ``world`` (tests/conftest.py), without the responsible-gaming limits."""
-    return dict(PLAY_WITHOUT_LIMITS)
+    """The shared ``world`` (tests/conftest.py), without the responsible-gaming limits, its
+    blocks undrawn: the server processes these scenarios start cannot reach a witness in the
+    test's own process. Drawn sales through real processes, with a real witness process:
+    test_drawn_crash.py."""
+    return {**PLAY_WITHOUT_LIMITS, "drawn": False}
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

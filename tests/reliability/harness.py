@@ -20,10 +20,12 @@ import httpx
 from sqlalchemy import func, select
 
 from grattage.adapters.tables import movements, tickets
+from grattage.blocks.signing import Signer
 from grattage.games import PrizeTable, load_table
 from grattage.service.reconcile import Discrepancy, reconcile
-from support import FIXTURES, PASSWORD, World
+from support import FIXTURES, NO_RATE_LIMITS, PASSWORD, World
 
+GRATTAGE = str(Path(sys.executable).parent / "grattage")
 SOAK = os.environ.get("GRATTAGE_SOAK") == "1"
 FIGURES_FILE = Path("test-artifacts") / "reliability-figures.jsonl"
 FIGURES: list[dict[str, Any]] = []
@@ -48,15 +50,26 @@ def record(scenario: str, **figures: Any) -> None:
     print(f"RELIABILITY {scenario}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
 
 
-def big_table(game: str, scale: int = 100) -> PrizeTable:
-    """The tiny test table of ``game`` scaled up (same odds), so load does not sell out."""
-    text = (FIXTURES / f"tiny_{game}.toml").read_text("utf-8")
+def big_table_text(game: str, scale: int = 100, *, on_sale: bool = False) -> str:
+    """The TOML of the tiny test table of ``game`` scaled up (same odds); ``on_sale``: the one
+    an operator uploads (its price said, its payout under 100 %, as the back office requires)."""
+    tiny = (
+        FIXTURES / "tables" / f"tiny_{game}_on_sale.toml"
+        if on_sale
+        else FIXTURES / f"tiny_{game}.toml"
+    )
+    text = tiny.read_text("utf-8")
     lines = []
     for line in text.splitlines():
         name, sep, value = line.partition(" = ")
         scaled_up = sep and name in {"block_size", "count"}
         lines.append(f"{name} = {int(value) * scale}" if scaled_up else line)
-    return load_table(game, "\n".join(lines) + "\n", f"big_{game}.toml")
+    return "\n".join(lines) + "\n"
+
+
+def big_table(game: str, scale: int = 100) -> PrizeTable:
+    """The tiny test table of ``game`` scaled up (same odds), so load does not sell out."""
+    return load_table(game, big_table_text(game, scale), f"big_{game}.toml")
 
 
 def free_port() -> int:
@@ -84,6 +97,7 @@ def server_env(world: World, **settings: object) -> dict[str, str]:
         "GRATTAGE_PASSWORD_TIME_COST": "1",
         "GRATTAGE_PASSWORD_MEMORY_KIB": "1024",
         **{f"GRATTAGE_{k.upper()}": str(v) for k, v in PLAY_WITHOUT_LIMITS.items()},
+        **{f"GRATTAGE_{k.upper()}": str(v) for k, v in NO_RATE_LIMITS.items()},
     }
     env.update({f"GRATTAGE_{k.upper()}": str(v) for k, v in settings.items()})
     return env
@@ -103,13 +117,15 @@ def cli(world: World, *args: str, **settings: object) -> subprocess.CompletedPro
 
 @dataclass
 class Server:
-    """One ``grattage serve`` process (one worker: SIGKILL kills the server itself)."""
+    """One ``grattage serve`` process (one worker unless told: SIGKILL kills the server
+    itself)."""
 
     env: dict[str, str]
     log_path: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    workers: int = 1
 
     @property
     def base(self) -> str:
@@ -118,7 +134,14 @@ class Server:
     def start(self, timeout: float = 60) -> None:
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "grattage"), "serve", "--port", str(self.port)],
+            [
+                str(Path(sys.executable).parent / "grattage"),
+                "serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+            ],
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -242,3 +265,59 @@ def player_balance_matches_tickets(world: World, player_id: int, deposited: int)
     owed = sum(r.prize_cents for r in rows if r.state == "finished")
     expected = deposited - sum(r.stake_cents for r in rows) + owed
     return world.balance(player_id) == expected
+
+
+@dataclass
+class Witness:
+    env: dict[str, str]
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [GRATTAGE, "witness", "serve", "--port", str(self.port)],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{self.url}/witness/key", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError("grattage witness serve did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=15)
+
+
+@contextmanager
+def witness_for(
+    world: World, directory: Path, beacon_seconds: float = 0.1
+) -> Iterator[tuple[Witness, bytes]]:
+    """A real ``grattage witness serve`` pinning the world's operator key, and its key."""
+    env = {
+        **os.environ,
+        "GRATTAGE_WITNESS_DATA_DIR": str(directory),
+        "GRATTAGE_WITNESS_BEACON_SECONDS": str(beacon_seconds),
+        "GRATTAGE_WITNESS_CHAIN_LENGTH": "100000",
+        "GRATTAGE_WITNESS_OPERATOR_PUBLIC_KEY": world.platform.signer().public_key.hex(),
+    }
+    subprocess.run([GRATTAGE, "witness", "init"], env=env, check=True, capture_output=True)
+    key = Signer((directory / "witness-ed25519.key").read_bytes()).public_key
+    witness = Witness(env)
+    witness.start()
+    try:
+        yield witness, key
+    finally:
+        witness.stop()

@@ -208,7 +208,13 @@ def test_no_secret_reaches_the_logs(
         base = server.base
         created = httpx.post(
             f"{base}/api/players",
-            json={"email": other, "password": "another secret 42", "birth_date": "1990-01-01"},
+            json={
+                "email": other,
+                "password": "another secret 42",
+                "first_name": "Other",
+                "last_name": "Guessed",
+                "birth_date": "1990-01-01",
+            },
         )
         assert created.status_code == 201
         secrets_seen.append("another secret 42")

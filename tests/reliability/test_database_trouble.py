@@ -142,7 +142,7 @@ def test_sqlite_disk_full_refuses_with_503_and_resumes(tmp_path: Path) -> None:
         pytest.skip("needs root to mount a tmpfs")
     with (
         tmpfs(tmp_path / "db") as directory,
-        make_world("sqlite", directory, **PLAY_WITHOUT_LIMITS) as world,
+        make_world("sqlite", directory, drawn=False, **PLAY_WITHOUT_LIMITS) as world,
     ):
         world.stock("cash", blocks=3, table=big_table("cash"))
         filler: list[Path] = []
@@ -179,7 +179,10 @@ def pg_admin() -> Iterator[Callable[[str], None]]:
 def test_postgres_down_or_read_only_refuses_with_503_and_resumes(
     tmp_path: Path, trouble: str
 ) -> None:
-    with pg_admin() as admin, make_world("postgres", tmp_path, **PLAY_WITHOUT_LIMITS) as world:
+    with (
+        pg_admin() as admin,
+        make_world("postgres", tmp_path, drawn=False, **PLAY_WITHOUT_LIMITS) as world,
+    ):
         world.stock("cash", blocks=3, table=big_table("cash"))
         url = make_url(world.settings.database_url)
         label = f"postgres, {trouble}"

@@ -88,6 +88,8 @@ def test_a_nul_character_anywhere_is_refused_as_bad_input(world: World) -> None:
                 json={
                     "email": "b\x00@example.org",
                     "password": "x" * 9,
+                    "first_name": "Bea",
+                    "last_name": "Nul",
                     "birth_date": "1990-01-01",
                 },
             ),

@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grattage.errors import InvalidChoice, InvalidTicket, InvalidZone, PrizeNotOffered
-from grattage.games import SeededRandomness, find_game
-from grattage.games.astro import MULTIPLIERS, PHASE_ONE_ZONES, PHRASES, SIGNS, SYMBOLS
+from grattage.errors import (
+    InvalidChoice,
+    InvalidPrizeTable,
+    InvalidTicket,
+    InvalidZone,
+    PrizeNotOffered,
+)
+from grattage.games import SeededRandomness, find_game, load_table
+from grattage.games.astro import (
+    LOSING_PHRASES,
+    MULTIPLIERS,
+    PHASE_ONE_ZONES,
+    PHRASES,
+    PLAIN_WIN_PHRASES,
+    SIGNS,
+    SYMBOLS,
+)
 
 ASTRO = find_game("astro")
 PRIZES = [tier.prize_cents for tier in ASTRO.table.tiers]
@@ -165,3 +180,97 @@ def test_the_ticket_document_has_the_spec_keys():
     ticket = design(600)
     assert set(ticket) == {"game", "sign", "symbols", "gain_cents", "banner", "prize_cents"}
     assert set(ticket["banner"]) == {"text", "multiplier"}
+
+
+# -- design-v2 and the regulation's rules for any table (issue 12) ------------------------------
+
+V1 = "astro/2005-08-29/design-v1"
+SMALL = """
+game = "astro"
+block_size = 1000
+[[tiers]]
+prize_cents = 1600000
+count = 1
+{shows}
+{gain_row}
+[[tiers]]
+prize_cents = 2000
+count = 100
+[[tiers]]
+prize_cents = 200
+count = 200
+"""
+GAIN_ROW = "[[tiers]]\nprize_cents = 800000\ncount = 1\n"
+
+
+def small(shows: str = "shows = [{ gain_cents = 800000, multiplier = 2 }]", gain_row=GAIN_ROW):
+    return SMALL.format(shows=shows, gain_row=gain_row)
+
+
+def test_new_astro_blocks_are_designed_under_design_v2_and_v1_stays_available():
+    assert ASTRO.rules_version == "astro/2005-08-29/design-v2"
+    assert find_game("astro", rules_version=V1).rules_version == V1
+
+
+def test_a_gain_that_is_not_a_prize_of_the_table_is_refused_naming_the_row():
+    with pytest.raises(InvalidPrizeTable, match=r"row 1: the Gain 8.000.€ is not a prize"):
+        load_table("astro", small(gain_row=""), "t.toml")
+
+
+def test_design_v1_still_accepts_the_tables_its_blocks_were_made_with():
+    load_table("astro", small(gain_row=""), "t.toml", rules_version=V1)
+
+
+def test_16000_without_shows_is_dressed_as_8000_times_2_never_16000_in_the_gain_box():
+    game = find_game("astro", load_table("astro", small(shows=""), "t.toml"))
+    assert game.ways_to_show(1_600_000) == [(800_000, 2)]
+    assert 1_600_000 not in game.gains
+    with pytest.raises(InvalidPrizeTable, match=r"row 1: 16.000.€ is shown only as 8.000.€ × 2"):
+        load_table("astro", small(shows="", gain_row=""), "t.toml")
+
+
+def test_16000_in_the_gain_box_is_refused_even_when_the_row_asks_for_it():
+    shows = "shows = [{ gain_cents = 1600000 }]"
+    with pytest.raises(InvalidPrizeTable, match="row 1: the Gain 16.000.€ is not a prize"):
+        load_table("astro", small(shows=shows), "t.toml")
+
+
+def test_a_losing_gain_is_drawn_with_the_winners_gain_distribution():
+    ways = {t.prize_cents: ASTRO.ways_to_show(t.prize_cents) for t in ASTRO.table.tiers}
+    expected: dict[int, Fraction] = {}
+    for tier in ASTRO.table.tiers:
+        for gain, _ in ways[tier.prize_cents]:
+            share = Fraction(tier.count, len(ways[tier.prize_cents]))
+            expected[gain] = expected.get(gain, Fraction(0)) + share
+    total = sum(expected.values())
+    weights = dict(zip(ASTRO.loser_gains, ASTRO.loser_gain_weights, strict=True))
+    assert {g: Fraction(w, sum(weights.values())) for g, w in weights.items()} == {
+        g: share / total for g, share in expected.items()
+    }
+
+
+@given(seed=seeds, sign=signs)
+def test_a_losing_ticket_shows_a_losing_phrase_never_a_multiplier(seed, sign):
+    banner = design(0, seed, sign)["banner"]
+    assert banner["multiplier"] is None and banner["text"] in LOSING_PHRASES
+
+
+@given(seed=seeds, prize=st.sampled_from(PRIZES))
+def test_a_win_without_multiplier_shows_a_phrase_that_agrees_with_the_win(seed, prize):
+    ticket = design(prize, seed)
+    if ticket["banner"]["multiplier"] is None:
+        assert ticket["banner"]["text"] in PLAIN_WIN_PHRASES
+        assert ticket["banner"]["text"] != "Votre étoile brillera une autre fois."
+
+
+@given(prize=st.sampled_from([0, *PRIZES]), seed=seeds, sign=signs)
+def test_a_design_v1_ticket_still_re_derives_and_validates(prize, seed, sign):
+    old = find_game(
+        "astro",
+        load_table("astro", small(gain_row=""), "t.toml", rules_version=V1),
+        rules_version=V1,
+    )
+    prize = prize if prize in (0, 1_600_000, 2000, 200) else 0
+    ticket = old.design(prize, SeededRandomness(seed), sign)
+    assert old.evaluate(ticket) == prize
+    old.validate(ticket)

@@ -21,7 +21,7 @@ class Blocks:
     def __init__(
         self,
         open_ids: list[list[int]],
-        takes: list[tuple[int, int] | None],
+        takes: list[tuple[int, int, int] | None],
         suspended: bool = False,
         pending: list[int] | None = None,
         unsold_states: set[BlockState] | None = None,
@@ -39,7 +39,7 @@ class Blocks:
         self.lookups += 1
         return self.open_ids[min(self.lookups, len(self.open_ids)) - 1]
 
-    def take_unit(self, block_id: int) -> tuple[int, int] | None:
+    def take_unit(self, block_id: int) -> tuple[int, int, int] | None:
         self.taken_from.append(block_id)
         return self.takes.pop(0) if self.takes else None
 
@@ -67,18 +67,18 @@ def sell(blocks: Blocks, platform: Any = None, spread: int = 0, now: datetime = 
 
 
 def test_a_sale_takes_the_next_unit_of_an_open_block() -> None:
-    assert sell(Blocks([[7]], [(3, 10)])) == Unit(block_id=7, position=2)
+    assert sell(Blocks([[7]], [(3, 10, 500)])) == Unit(block_id=7, position=2, price_cents=500)
 
 
 def test_the_sale_of_a_blocks_last_unit_exhausts_it_and_opens_the_next_pending_block() -> None:
-    blocks = Blocks([[7]], [(10, 10)], pending=[8])
-    assert sell(blocks) == Unit(block_id=7, position=9)
+    blocks = Blocks([[7]], [(10, 10, 500)], pending=[8])
+    assert sell(blocks) == Unit(block_id=7, position=9, price_cents=500)
     assert blocks.changes == [(7, "open", "exhausted"), (8, "pending", "open")]
 
 
 def test_with_no_block_open_the_next_pending_block_opens_and_sells() -> None:
-    blocks = Blocks([[], [8]], [(1, 10)], pending=[8])
-    assert sell(blocks) == Unit(block_id=8, position=0)
+    blocks = Blocks([[], [8]], [(1, 10, 500)], pending=[8])
+    assert sell(blocks) == Unit(block_id=8, position=0, price_cents=500)
     assert blocks.changes == [(8, "pending", "open")]
 
 
@@ -92,8 +92,8 @@ def test_a_game_with_a_suspended_block_opens_nothing_by_itself_and_says_it_is_su
 def test_exhausting_a_block_opens_no_pending_one_while_another_block_is_suspended() -> None:
     # The operator halted the game by suspending a block: the sale of the last unit of the
     # block still open ends that block, and the game then waits for the operator to resume.
-    blocks = Blocks([[7]], [(10, 10)], suspended=True, pending=[8])
-    assert sell(blocks) == Unit(block_id=7, position=9)
+    blocks = Blocks([[7]], [(10, 10, 500)], suspended=True, pending=[8])
+    assert sell(blocks) == Unit(block_id=7, position=9, price_cents=500)
     assert blocks.changes == [(7, "open", "exhausted")] and blocks.pending == [8]
 
 
@@ -108,8 +108,8 @@ def test_a_game_with_nothing_left_says_it_is_sold_out() -> None:
 
 
 def test_a_sale_that_loses_a_race_for_its_block_looks_again() -> None:
-    blocks = Blocks([[7], [9]], [None, (5, 10)])
-    assert sell(blocks) == Unit(block_id=9, position=4)
+    blocks = Blocks([[7], [9]], [None, (5, 10, 500)])
+    assert sell(blocks) == Unit(block_id=9, position=4, price_cents=500)
     assert blocks.taken_from == [7, 9] and blocks.lookups == 2
 
 
@@ -121,7 +121,7 @@ def test_a_sale_gives_up_with_sold_out_after_losing_every_one_of_its_attempts() 
 
 
 def test_buyers_are_spread_over_the_open_blocks() -> None:
-    assert {sell(Blocks([[7, 8]], [(1, 10)]), spread=buyer).block_id for buyer in (0, 1)} == {
+    assert {sell(Blocks([[7, 8]], [(1, 10, 500)]), spread=buyer).block_id for buyer in (0, 1)} == {
         7,
         8,
     }
@@ -129,7 +129,7 @@ def test_buyers_are_spread_over_the_open_blocks() -> None:
 
 def test_the_open_blocks_are_remembered_for_five_seconds_of_the_platforms_clock() -> None:
     platform = SimpleNamespace(open_blocks_seen={})
-    blocks = Blocks([[7], [7, 8]], [(1, 10), (2, 10), (1, 10)])
+    blocks = Blocks([[7], [7, 8]], [(1, 10, 500), (2, 10, 500), (1, 10, 500)])
     sell(blocks, platform, spread=1)
     assert sell(blocks, platform, spread=1, now=NOW + timedelta(seconds=5)).block_id == 7
     assert sell(blocks, platform, spread=1, now=NOW + timedelta(seconds=6)).block_id == 8

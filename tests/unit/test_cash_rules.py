@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grattage.errors import InvalidChoice, InvalidTicket, PrizeNotOffered
-from grattage.games import SeededRandomness, find_game
+from grattage.errors import InvalidChoice, InvalidPrizeTable, InvalidTicket, PrizeNotOffered
+from grattage.games import SeededRandomness, find_game, load_table
 from grattage.games.cash import NUMBERS
 
 CASH = find_game("cash")
@@ -157,3 +158,87 @@ def test_zone_contents_follow_the_zone_ids():
     assert CASH.zone_content(ticket, "your_numbers/19") == ticket["your_numbers"][19]
     assert CASH.zone_content(ticket, "winning_numbers/4") == ticket["winning_numbers"][4]
     assert len(CASH.zones) == 25
+
+
+# -- design-v2 and the regulation's rules for any table (issue 12) ------------------------------
+
+SMALL = """
+game = "cash"
+block_size = 1000
+{extra}
+[[tiers]]
+prize_cents = 10000
+count = {top}
+[[tiers]]
+prize_cents = 1000
+count = 100
+[[tiers]]
+prize_cents = 500
+count = 200
+"""
+
+
+def small(extra: str = "", top: int = 10) -> str:
+    return SMALL.format(extra=extra, top=top)
+
+
+def test_new_cash_blocks_are_designed_under_design_v2_and_v1_stays_available():
+    assert CASH.rules_version == "cash/2009-03-16/design-v2"
+    old = find_game("cash", rules_version="cash/2009-03-16/design-v1")
+    assert old.rules_version == "cash/2009-03-16/design-v1"
+    assert type(old) is not type(CASH)
+
+
+def test_an_unknown_rules_version_is_refused_naming_the_known_ones():
+    with pytest.raises(InvalidPrizeTable, match="design-v1, cash/2009-03-16/design-v2"):
+        find_game("cash", rules_version="cash/2009-03-16/design-v9")
+
+
+def test_a_star_amount_that_is_not_a_prize_of_the_table_is_refused_naming_it():
+    text = small("amounts_cents = [10000, 2000, 1000, 500]")
+    with pytest.raises(
+        InvalidPrizeTable,
+        match=r"amounts_cents\[1\]: 20.€ \(2000 cents\) is not a prize .*art\. 4\.2",
+    ):
+        load_table("cash", text, "t.toml")
+
+
+def test_design_v1_still_accepts_the_tables_its_blocks_were_made_with():
+    text = small("amounts_cents = [10000, 2000, 1000, 500]")
+    load_table("cash", text, "t.toml", rules_version="cash/2009-03-16/design-v1")
+
+
+def test_a_row_with_no_prize_to_give_is_refused_so_its_amount_never_shows_on_a_star():
+    # Issue 12 refuses a count of 0 in the loader: no table can list an amount it never pays.
+    with pytest.raises(InvalidPrizeTable, match=r"row 1: count must be an integer from 1"):
+        load_table("cash", small(top=0), "t.toml")
+
+
+def test_decoys_are_drawn_from_the_winners_matched_amounts_weighted_by_the_table():
+    game = find_game("cash", load_table("cash", small(), "t.toml"))
+    ways = {tier.prize_cents: game.ways_to_show(tier.prize_cents) for tier in game.table.tiers}
+    expected: dict[int, Fraction] = {}
+    for tier in game.table.tiers:
+        for way in ways[tier.prize_cents]:
+            for part in way:
+                share = Fraction(tier.count, len(ways[tier.prize_cents]))
+                expected[part] = expected.get(part, Fraction(0)) + share
+    total = sum(expected.values())
+    weights = dict(zip(game.decoy_amounts, game.decoy_weights, strict=True))
+    assert {a: Fraction(w, sum(weights.values())) for a, w in weights.items()} == {
+        a: share / total for a, share in expected.items()
+    }
+
+
+def test_a_losing_ticket_shows_the_top_prize_no_more_than_a_winning_tickets_decoys():
+    weights = dict(zip(CASH.decoy_amounts, CASH.decoy_weights, strict=True))
+    top_share = Fraction(weights[50_000_000], sum(weights.values()))
+    assert top_share < Fraction(1, 1_000_000)  # design-v1 showed it on 1 star in 11
+
+
+@given(prize=st.sampled_from([0, *PRIZES]), seed=seeds)
+def test_a_design_v1_ticket_still_re_derives_and_validates(prize, seed):
+    old = find_game("cash", rules_version="cash/2009-03-16/design-v1")
+    ticket = old.design(prize, SeededRandomness(seed))
+    assert old.evaluate(ticket) == prize
+    old.validate(ticket)

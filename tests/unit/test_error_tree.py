@@ -55,7 +55,7 @@ def test_the_drawn_tree_is_the_tree_of_classes() -> None:
 def test_the_drawn_status_and_exit_code_of_each_branch_are_those_of_the_tables() -> None:
     drawn = {name: CODES.search(rest) for _, name, rest in drawing()}
     branches = {name: found for name, found in drawn.items() if found}
-    assert len(branches) == 7
+    assert len(branches) == 9
     for name, found in branches.items():
         error = getattr(grattage.errors, name)("message")
         assert (status_for(error), exit_code_for(error)) == (

@@ -4,6 +4,9 @@ The files under ``tests/fixtures/golden/`` were written once by its ``regenerate
 docstring before ever running it again). A refactor that changes one draw of a design, a salt,
 a leaf or a byte of a proof turns these tests red: every ticket already sold would then
 re-derive differently and every proof handed to a player would fail.
+
+Every rules version has its files: a block keeps the rules it was committed with, so design-v1's
+vectors and proofs (made before design-v2) must still re-derive and verify, byte for byte.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from grattage.blocks.proofs import verify_disclosure, verify_ticket_proof
 from grattage.blocks.salts import unit_salt
 from grattage.blocks.sealing import design_unit
 from grattage.entrypoints.cli import cli
-from grattage.games import SeededRandomness, find_game
+from grattage.games import SeededRandomness, find_game, rules_versions
 
 GOLDEN = Path(__file__).parents[1] / "fixtures" / "golden"
 
@@ -44,36 +47,53 @@ def _read(name: str) -> Any:
     return json.loads((GOLDEN / name).read_text("utf-8"))
 
 
+VERSIONS = [(name, version) for name in ("cash", "astro") for version in rules_versions(name)]
+
+
 def _vectors(kind: str) -> list[Any]:
     cases = []
-    for name in ("cash", "astro"):
-        file = f"{regenerate.rules_file_stem(find_game(name))}.{kind}.json"
+    for name, version in VERSIONS:
+        file = f"{regenerate.rules_file_stem(version)}.{kind}.json"
+        tail = version.rsplit("/", 1)[1]
         for index, vector in enumerate(_read(file)["vectors"]):
-            cases.append(pytest.param(name, vector, id=f"{name}-{index}-{vector['prize_cents']}"))
+            cases.append(
+                pytest.param(
+                    name, version, vector, id=f"{name}-{tail}-{index}-{vector['prize_cents']}"
+                )
+            )
     return cases
 
 
-@pytest.mark.parametrize(("name", "vector"), _vectors("designs"))
-def test_seed_and_prize_give_the_golden_ticket_byte_for_byte(name, vector):
-    game = find_game(name)
+def test_both_games_have_golden_files_for_design_v1_and_design_v2():
+    assert [v.rsplit("/", 1)[1] for _, v in VERSIONS] == ["design-v1", "design-v2"] * 2
+    for _, version in VERSIONS:
+        assert (GOLDEN / f"{regenerate.rules_file_stem(version)}.designs.json").exists()
+
+
+@pytest.mark.parametrize(("name", "version", "vector"), _vectors("designs"))
+def test_seed_and_prize_give_the_golden_ticket_byte_for_byte(name, version, vector):
+    game = regenerate.vector_game(name, version)
     seed = bytes.fromhex(vector["seed"])
     ticket = game.design(vector["prize_cents"], SeededRandomness(seed), vector["choice"])
     assert canonical(ticket) == canonical(vector["ticket"])
 
 
-@pytest.mark.parametrize(("name", "vector"), _vectors("units"))
-def test_block_key_and_position_give_the_golden_salt_and_ticket(name, vector):
-    key = bytes.fromhex(_read(f"{regenerate.rules_file_stem(find_game(name))}.units.json")["key"])
+@pytest.mark.parametrize(("name", "version", "vector"), _vectors("units"))
+def test_block_key_and_position_give_the_golden_salt_and_ticket(name, version, vector):
+    key = bytes.fromhex(_read(f"{regenerate.rules_file_stem(version)}.units.json")["key"])
     salt = unit_salt(key, vector["position"])
     assert salt.hex() == vector["salt"]
-    ticket = design_unit(find_game(name), salt, vector["prize_cents"], vector["choice"])
+    game = regenerate.vector_game(name, version)
+    ticket = design_unit(game, salt, vector["prize_cents"], vector["choice"])
     assert canonical(ticket) == canonical(vector["ticket"])
 
 
-@pytest.mark.parametrize("name", ["cash", "astro"])
-def test_the_golden_designs_cover_every_prize_of_the_packaged_table_from_several_seeds(name):
-    game = find_game(name)
-    golden = _read(f"{regenerate.rules_file_stem(game)}.designs.json")
+@pytest.mark.parametrize(("name", "version"), VERSIONS)
+def test_the_golden_designs_cover_every_prize_of_the_packaged_table_from_several_seeds(
+    name, version
+):
+    game = regenerate.vector_game(name, version)
+    golden = _read(f"{regenerate.rules_file_stem(version)}.designs.json")
     assert (golden["rules_version"], golden["table_sha256"]) == (
         game.rules_version,
         game.table.digest(),
@@ -85,16 +105,32 @@ def test_the_golden_designs_cover_every_prize_of_the_packaged_table_from_several
     assert all(len(found) >= 3 for found in seeds.values()), seeds
 
 
-def test_the_golden_astro_designs_use_every_sign():
-    golden = _read(f"{regenerate.rules_file_stem(find_game('astro'))}.designs.json")
+@pytest.mark.parametrize("version", rules_versions("astro"))
+def test_the_golden_astro_designs_use_every_sign(version):
+    golden = _read(f"{regenerate.rules_file_stem(version)}.designs.json")
     assert len({vector["choice"] for vector in golden["vectors"]}) == 12
 
 
+def test_new_blocks_are_designed_under_design_v2():
+    assert find_game("cash").rules_version == "cash/2009-03-16/design-v2"
+    assert find_game("astro").rules_version == "astro/2005-08-29/design-v2"
+
+
 FROZEN_PROOFS = [
-    ("frozen-cash-proof-top-prize.json", 1_600_000),
-    ("frozen-cash-proof-losing.json", 0),
-    ("frozen-astro-proof-top-prize.json", 1_600_000),
-    ("frozen-astro-proof-losing.json", 0),
+    (f"{prefix}-proof-{label}.json", prize)
+    for prefix in (
+        "frozen-cash",
+        "frozen-astro",
+        "frozen-cash-design-v2",
+        "frozen-astro-design-v2",
+    )
+    for label, prize in (("top-prize", 1_600_000), ("losing", 0))
+]
+FROZEN_DISCLOSURES = [
+    ("frozen-cash", [1999, 1, 300, 700]),
+    ("frozen-astro", [1999, 1, 300, 700]),
+    ("frozen-cash-design-v2", [1998, 1, 1, 300, 700]),
+    ("frozen-astro-design-v2", [1998, 1, 1, 300, 700]),
 ]
 
 
@@ -105,10 +141,17 @@ def test_todays_verifier_accepts_the_frozen_ticket_proof(file, prize):
     assert verified.block.root.hex() == _read(file)["commitment"]["root"]
 
 
-@pytest.mark.parametrize("name", ["cash", "astro"])
-def test_todays_verifier_accepts_the_frozen_disclosure(name):
-    verified = verify_disclosure(_read(f"frozen-{name}-disclosure.json"), workers=1)
-    assert verified.counts == [1999, 1, 300, 700]
+@pytest.mark.parametrize(("file", "prize"), FROZEN_PROOFS)
+def test_a_frozen_proof_is_checked_under_the_rules_version_it_was_committed_with(file, prize):
+    proof = _read(file)
+    verified = verify_ticket_proof(proof)
+    assert verified.block.game.rules_version == proof["commitment"]["rules_version"]
+
+
+@pytest.mark.parametrize(("prefix", "counts"), FROZEN_DISCLOSURES)
+def test_todays_verifier_accepts_the_frozen_disclosure(prefix, counts):
+    verified = verify_disclosure(_read(f"{prefix}-disclosure.json"), workers=1)
+    assert verified.counts == counts
 
 
 @pytest.mark.parametrize(("file", "prize"), FROZEN_PROOFS)
@@ -118,11 +161,9 @@ def test_grattage_verify_ticket_accepts_the_frozen_proof(file, prize):
     assert "valid — unit" in result.output
 
 
-@pytest.mark.parametrize("name", ["cash", "astro"])
-def test_grattage_verify_block_accepts_the_frozen_disclosure(name):
-    result = CliRunner().invoke(
-        cli, ["verify-block", str(GOLDEN / f"frozen-{name}-disclosure.json")]
-    )
+@pytest.mark.parametrize(("prefix", "counts"), FROZEN_DISCLOSURES)
+def test_grattage_verify_block_accepts_the_frozen_disclosure(prefix, counts):
+    result = CliRunner().invoke(cli, ["verify-block", str(GOLDEN / f"{prefix}-disclosure.json")])
     assert result.exit_code == 0, result.output
     assert "recount exactly to the prize table" in result.output
 

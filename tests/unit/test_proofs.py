@@ -38,6 +38,9 @@ count = 300
 [[tiers]]
 prize_cents = 200
 count = 700
+[[tiers]]
+prize_cents = 800000
+count = 1
 """
 SMALL_CASH = SMALL_ASTRO.replace('game = "astro"', 'game = "cash"').replace(
     "shows = [{ gain_cents = 800000, multiplier = 2 }]\n", ""
@@ -156,7 +159,7 @@ def test_changing_any_one_part_of_a_proof_fails_verification(astro, change, mess
 def test_a_disclosure_rebuilds_the_root_and_recounts_every_tier(astro):
     disclosure = make_disclosure(astro.commitment, astro.key, astro.tiers)
     verified = verify_disclosure(json.loads(json.dumps(disclosure)), workers=1)
-    assert verified.counts == [1999, 1, 300, 700]
+    assert verified.counts == [1998, 1, 300, 700, 1]
 
 
 def test_a_disclosure_with_two_different_tiers_swapped_fails(astro):
@@ -173,7 +176,7 @@ def test_a_disclosure_with_one_unit_changed_fails_the_recount(astro):
     tiers = bytearray(astro.tiers)
     tiers[tiers.index(0)] = 3
     disclosure = make_disclosure(astro.commitment, astro.key, bytes(tiers))
-    with pytest.raises(VerificationFailed, match="tier 0: 1998 units, the table says 1999"):
+    with pytest.raises(VerificationFailed, match="tier 0: 1997 units, the table says 1998"):
         verify_disclosure(disclosure, workers=1)
 
 

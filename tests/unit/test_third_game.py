@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from grattage.blocks.blockfile import verify_block_file
 from grattage.blocks.generation import generate_block_file
-from grattage.blocks.proofs import verify_disclosure, verify_ticket_proof
+from grattage.blocks.proofs_v2 import verify_disclosure, verify_ticket_proof
 from grattage.entrypoints.cli import cli
 from grattage.entrypoints.http import create_app
 from grattage.errors import InvalidPrizeTable, InvalidTicket, UnknownGame
@@ -138,7 +138,8 @@ def _signed_in(client: TestClient, world) -> None:
 
 def test_the_platform_sells_proves_and_reconciles_the_toy_game(registered, tmp_path: Path):
     table: PrizeTable = toy_table()
-    with make_world("sqlite", tmp_path) as world:
+    # sold unit n to sale n: its proof (check 5) is that of an undrawn block
+    with make_world("sqlite", tmp_path, drawn=False) as world:
         create_emission(world.platform, TOY, 1, table=table)
         app = create_app(world.settings, platform=world.platform, mount_web=False)
         with TestClient(app) as client:
@@ -185,7 +186,8 @@ def test_the_platform_sells_proves_and_reconciles_the_toy_game(registered, tmp_p
             assert block["state"] == "exhausted"
             disclosure = client.get(f"/api/blocks/{block['id']}/disclosure")
             assert disclosure.status_code == 200, disclosure.text
-            verified = verify_disclosure(disclosure.json(), workers=1)
+            key = bytes.fromhex(client.get("/api/log/key").json()["public_key"])
+            verified = verify_disclosure(disclosure.json(), key, workers=1)
             assert verified.counts == table.counts_by_tier()
         report = reconcile(world.platform)
         assert report.clean, report.discrepancies

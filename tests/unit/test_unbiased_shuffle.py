@@ -24,6 +24,7 @@ TABLE = PrizeTable(
     source="test",
     reconstruction=False,
     block_size=4,
+    price_cents=500,
     tiers=(Tier(1, 1000, 1), Tier(2, 500, 1)),
 )
 

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from grattage.games.money import format_euros
+from support import person_named_after
 
 CSRF = {"X-Grattage-CSRF": "1"}
 PASSWORD = "correct horse battery staple"
@@ -66,7 +67,14 @@ def player_with_balance(page: Any, deposit_cents: int = 5000) -> str:
     email = new_email()
     api = page.context.request
     created = api.post(
-        "/api/players", data={"email": email, "password": PASSWORD, "birth_date": "1990-05-17"}
+        "/api/players",
+        data={
+            "email": email,
+            "password": PASSWORD,
+            "first_name": "Camille",
+            "last_name": person_named_after(email)["last_name"],
+            "birth_date": "1990-05-17",
+        },
     )
     assert created.status == 201, created.text()
     logged = api.post("/api/sessions", data={"email": email, "password": PASSWORD})

@@ -69,13 +69,19 @@ TABLES = Path(__file__).parent / "tables"
 BLOCKS_PER_GAME = 5
 
 
-def build_app(directory: Path, inactivity_seconds: int, blocks: int) -> Any:
-    """The real app on a fresh SQLite file, stocked with small blocks of both games."""
+BEACON_MS = 200
+
+
+def build_app(directory: Path, inactivity_seconds: int, blocks: int, drawn: bool = False) -> Any:
+    """The real app on a fresh SQLite file, stocked with small blocks of both games; ``drawn``:
+    with a witness in the process on the wall clock (a round every BEACON_MS), so that its
+    blocks are drawn (docs/draw.md) and the app's own drawer draws the sales."""
     from grattage.entrypoints.bootstrap import build_platform
     from grattage.entrypoints.http import create_app
     from grattage.games import load_table
     from grattage.service.emissions import create_emission
     from grattage.settings import Settings
+    from support import NO_RATE_LIMITS
 
     settings = Settings(
         database_url=f"sqlite:///{directory / 'grattage.db'}",
@@ -83,8 +89,20 @@ def build_app(directory: Path, inactivity_seconds: int, blocks: int) -> Any:
         disclosure_dir=directory / "disclosures",
         inactivity_seconds=inactivity_seconds,
         sweep_interval_seconds=0.5,
+        **NO_RATE_LIMITS,  # type: ignore[arg-type]
     )
     platform = build_platform(settings)
+    if drawn:
+        from grattage.adapters.local_witness import LocalWitness
+        from grattage.adapters.witness_port import wall_clock_ms
+
+        platform.witness = LocalWitness(
+            directory / "witness",
+            platform.signer().public_key,
+            period_ms=BEACON_MS,
+            chain_length=20_000,
+            clock=wall_clock_ms,
+        )
     for game in ("cash", "astro"):
         name = f"{game}_small.toml"
         table = load_table(game, (TABLES / name).read_text("utf-8"), name)
@@ -98,9 +116,11 @@ def server_factory(
 ) -> Iterator[Callable[..., LiveServer]]:
     started: list[LiveServer] = []
 
-    def start(inactivity_seconds: int, blocks: int = BLOCKS_PER_GAME) -> LiveServer:
+    def start(
+        inactivity_seconds: int, blocks: int = BLOCKS_PER_GAME, drawn: bool = False
+    ) -> LiveServer:
         tmp = tmp_path_factory.mktemp(f"app-inactivity-{inactivity_seconds}")
-        server = LiveServer(build_app(tmp, inactivity_seconds, blocks))
+        server = LiveServer(build_app(tmp, inactivity_seconds, blocks, drawn))
         started.append(server)
         return server
 
@@ -113,6 +133,12 @@ def server_factory(
 def live_server(server_factory: Callable[..., LiveServer]) -> LiveServer:
     """The app with the default inactivity delay (long enough for hand scratching)."""
     return server_factory(30)
+
+
+@pytest.fixture(scope="session")
+def drawn_server(server_factory: Callable[..., LiveServer]) -> LiveServer:
+    """The app whose blocks are drawn by a witness's rounds (issue 15)."""
+    return server_factory(30, drawn=True)
 
 
 @pytest.fixture(scope="session")

@@ -50,3 +50,72 @@ def test_a_game_with_no_page_module_still_gets_a_card_and_no_page_no_button(
     expect(toy.locator("a.btn")).to_have_count(0)
     expect(page.locator(".game-card[data-game=cash] a.btn")).to_be_visible()
     screenshot(page, "lobby_with_a_third_game")
+
+
+def _lobby_euros(cents: int) -> str:
+    """money.js's formatEuros: thin no-break spaces between thousands, a no-break space before €."""
+    euros, rest = divmod(cents, 100)
+    grouped = f"{euros:,}".replace(",", "\u202f")
+    return f"{grouped},{rest:02d}\u00a0€" if rest else f"{grouped}\u00a0€"
+
+
+def test_each_card_says_how_many_top_prizes_are_left_with_french_typography(
+    new_page: Any, live_server: Any
+) -> None:
+    page = new_page(live_server.url)
+    player_with_balance(page, 1000)
+
+    def cash_top_prizes_gone(route: Any) -> None:
+        answer = route.fetch()
+        listed = answer.json()
+        for game in listed["games"]:
+            if game["name"] == "astro":
+                game["top_prizes_remaining"] = None  # no block open
+            else:
+                game["top_prizes_remaining"]["count"] = 0
+        route.fulfill(response=answer, body=json.dumps(listed))
+
+    page.goto("/")
+    games = page.context.request.get("/api/games").json()["games"]
+    cash = next(game for game in games if game["name"] == "cash")
+    top = cash["top_prizes_remaining"]
+    line = page.locator(".game-card[data-game=cash] .prizes-remaining")
+    expect(line).to_have_text(
+        f"Gros lots restants\u00a0: {top['count']}\u00a0×\u00a0{_lobby_euros(top['prize_cents'])}"
+    )
+    for size, name in (
+        ((360, 740), "lobby_prizes_remaining_360"),
+        ((1366, 768), "lobby_prizes_remaining_1366"),
+    ):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        screenshot(page, name)
+    page.route("**/api/games", cash_top_prizes_gone)
+    page.reload()
+    expect(line).to_have_text(
+        f"Gros lots restants\u00a0: aucun lot de {_lobby_euros(top['prize_cents'])}"
+    )
+    expect(page.locator(".game-card[data-game=astro] .prizes-remaining")).to_have_count(0)
+
+
+def test_the_lobby_and_the_game_page_show_the_block_tables_title_price_and_top_prize(
+    new_page: Any, live_server: Any
+) -> None:
+    page = new_page(live_server.url, width=360, height=740)
+    player_with_balance(page, 1000)
+    page.goto("/")
+    games = {game["name"]: game for game in page.context.request.get("/api/games").json()["games"]}
+    for name in ("cash", "astro"):
+        game = games[name]
+        assert game["title"] == game["table_title"]  # the table's title, not the class's
+        card = page.locator(f".game-card[data-game={name}]")
+        expect(card.locator("h3")).to_have_text(game["title"])
+        expect(card.locator(".price")).to_have_attribute("data-cents", str(game["price_cents"]))
+    astro_art = page.locator(".game-card[data-game=astro] .card-art .art-prize").inner_text()
+    assert same_text(astro_art) == euros(games["astro"]["top_prize_cents"])
+    screenshot(page, "lobby_table_titles")
+    page.goto("/cash.html")
+    expect(page.locator("#game-title")).to_have_text(games["cash"]["title"])
+    expect(page.locator("#top-prize")).not_to_have_text("…")
+    top_prize = page.locator("#top-prize").inner_text()
+    assert same_text(top_prize) == euros(games["cash"]["top_prize_cents"])
+    assert page.title() == f"{games['cash']['title']} — Grattage"

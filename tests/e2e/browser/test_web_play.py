@@ -24,6 +24,8 @@ from browser_helpers import (
 )
 from playwright.sync_api import expect
 
+from support import person_named_after
+
 pytestmark = pytest.mark.browser
 
 CASH_ZONES = 25
@@ -38,8 +40,11 @@ def test_sign_up_deposit_and_scratch_every_cash_zone_by_hand(
     page.goto("/")
     page.wait_for_url("**/login.html?next=*")
     page.get_by_role("tab", name="Créer un compte").click()
-    page.fill("#signup-email", new_email())
+    email = new_email()
+    page.fill("#signup-email", email)
     page.fill("#signup-password", PASSWORD)
+    page.fill("#signup-first-name", "Jean-Éric")
+    page.fill("#signup-last-name", "D'" + person_named_after(email)["last_name"])
     page.fill("#signup-birth", "1988-02-29")
     page.get_by_role("button", name="Créer mon compte").click()
     page.wait_for_url(f"{live_server.url}/")
@@ -486,7 +491,7 @@ def test_the_history_offers_a_proof_that_verifies_offline(new_page: Any, live_se
     import json
     from pathlib import Path
 
-    from grattage.blocks.proofs import verify_ticket_proof
+    from grattage.blocks.proofs_v2 import verify_ticket_proof
 
     page = new_page(live_server.url, accept_downloads=True)
     player_with_balance(page, 1000)
@@ -506,4 +511,24 @@ def test_the_history_offers_a_proof_that_verifies_offline(new_page: Any, live_se
     proof = json.loads(Path(download.value.path()).read_text("utf-8"))
     verified = verify_ticket_proof(proof)
     assert verified.prize_cents == api_get(page, f"/api/tickets/{astro_id}")["prize_cents"]
-    assert proof["choice"] == "leo"
+    assert proof["unit"]["choice"] == "leo"
+
+
+@pytest.mark.parametrize(("width", "height"), [(360, 740), (1366, 768)])
+def test_the_sign_up_form_asks_for_names_and_refuses_a_name_no_one_has_in_french(
+    new_page: Any, live_server: Any, width: int, height: int
+) -> None:
+    page = new_page(live_server.url, width=width, height=height)
+    page.goto("/login.html?signup")
+    for field in ("#signup-first-name", "#signup-last-name", "#signup-birth"):
+        expect(page.locator(field)).to_be_visible()
+    assert page.locator("#signup-birth").get_attribute("min") == "1900-01-01"
+    page.fill("#signup-email", new_email())
+    page.fill("#signup-password", PASSWORD)
+    page.fill("#signup-first-name", "Zoé")
+    page.fill("#signup-last-name", "R2D2")
+    page.fill("#signup-birth", "1990-05-17")
+    page.get_by_role("button", name="Créer mon compte").click()
+    expect(page.get_by_text("Inscription refusée", exact=False)).to_be_visible()
+    assert page.url.endswith("/login.html?signup")
+    screenshot(page, f"signup_refused_{width}")

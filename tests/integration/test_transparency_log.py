@@ -1,0 +1,193 @@
+"""The transparency log in the database: entries reach the tree only with their change, in
+queue order; every proof the log answers verifies; the database refuses to rewrite it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+from sqlalchemy.exc import DatabaseError
+
+from grattage.blocks.signing import TreeHead, canonical_json
+from grattage.blocks.tlog import entry_leaf_hash, verify_consistency, verify_inclusion
+from grattage.errors import InvalidInput, NotFound
+from grattage.service import transparency
+from support import World
+
+
+def queue(world: World, count: int, kind: str = "block.opened") -> None:
+    with world.platform.uow.write() as repos:
+        for number in range(count):
+            transparency.queue_entry(repos, world.clock.now(), kind, {"number": number})
+
+
+def test_an_entry_reaches_the_tree_only_if_its_change_commits(world: World) -> None:
+    with pytest.raises(RuntimeError), world.platform.uow.write() as repos:
+        transparency.queue_entry(repos, world.clock.now(), "block.opened", {"number": 1})
+        raise RuntimeError("the change fails")
+    assert transparency.integrate(world.platform) is None
+    queue(world, 1)
+    head = transparency.integrate(world.platform)
+    assert head is not None and head.tree_size == 1
+
+
+def test_every_inclusion_and_consistency_proof_of_the_log_verifies(world: World) -> None:
+    heads: list[TreeHead] = []
+    for batch in (1, 2, 5, 8, 13):
+        queue(world, batch)
+        head = transparency.integrate(world.platform)
+        assert head is not None
+        head.check(world.platform.signer().public_key)
+        heads.append(head)
+    size = heads[-1].tree_size
+    assert size == 29
+    listed = transparency.entries(world.platform, 0, size)
+    assert [item["index"] for item in listed] == list(range(size))
+    assert [item["entry"]["number"] for item in listed[:3]] == [0, 0, 1]
+    for head in heads:
+        for index in range(head.tree_size):
+            proof = transparency.inclusion(world.platform, index, head.tree_size)
+            leaf = entry_leaf_hash(canonical_json(listed[index]["entry"]))
+            assert proof["leaf_hash"] == leaf.hex()
+            path = [bytes.fromhex(node) for node in proof["path"]]
+            assert verify_inclusion(leaf, index, head.tree_size, path, head.root_hash)
+    for first in heads:
+        for second in heads:
+            if first.tree_size <= second.tree_size:
+                proof = transparency.consistency(world.platform, first.tree_size, second.tree_size)[
+                    "proof"
+                ]
+                assert verify_consistency(
+                    first.tree_size,
+                    second.tree_size,
+                    first.root_hash,
+                    second.root_hash,
+                    [bytes.fromhex(node) for node in proof],
+                )
+    assert transparency.current_head(world.platform).tree_size == size
+    assert transparency.current_head(world.platform, 3).tree_size == 3
+
+
+def test_questions_about_trees_the_log_never_had_are_refused(world: World) -> None:
+    queue(world, 3)
+    transparency.integrate(world.platform)
+    with pytest.raises(NotFound):
+        transparency.inclusion(world.platform, 0, 4)
+    with pytest.raises(InvalidInput):
+        transparency.inclusion(world.platform, 3, 3)
+    with pytest.raises(InvalidInput):
+        transparency.consistency(world.platform, 0, 3)
+    with pytest.raises(NotFound):
+        transparency.current_head(world.platform, 2)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE log_entries SET body = '{}' WHERE idx = 0",
+        "DELETE FROM log_entries WHERE idx = 1",
+        "UPDATE log_nodes SET hash = hash",
+        "DELETE FROM log_heads",
+    ],
+)
+def test_the_database_refuses_to_rewrite_the_log(world: World, statement: str) -> None:
+    queue(world, 4)
+    transparency.integrate(world.platform)
+    engine = world.platform.uow.engine  # type: ignore[attr-defined]
+    with pytest.raises(DatabaseError, match="append-only"), engine.begin() as connection:
+        connection.execute(text(statement))
+
+
+def test_concurrent_sequencers_build_one_tree_with_every_entry_once(world: World) -> None:
+    queue(world, 200)
+    heads: list[TreeHead | None] = []
+    workers = [
+        threading.Thread(target=lambda: heads.append(transparency.integrate(world.platform, 37)))
+        for _ in range(8)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    transparency.integrate_all(world.platform)
+    final = transparency.current_head(world.platform)
+    assert final.tree_size == 200
+    numbers = [item["entry"]["number"] for item in transparency.entries(world.platform, 0, 199)]
+    assert numbers == list(range(200))
+
+
+class _SalesBetweenTransactions:
+    """The platform's unit of work, with a sale's entry committed after each sequencer
+    transaction (up to ``sales``), as sales go on while the sequencer runs."""
+
+    def __init__(self, world: World, sales: int) -> None:
+        self.world, self.inner, self.sales = world, world.platform.uow, sales
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        with self.inner.write() as repos:
+            yield repos
+        if self.sales > 0:
+            self.sales -= 1
+            with self.inner.write() as repos:
+                transparency.queue_entry(repos, self.world.clock.now(), "sale.receipt", {})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_sequencer_round_integrates_what_waits_and_leaves_later_sales_to_the_next(
+    world: World,
+) -> None:
+    queue(world, 80)
+    world.platform.uow = _SalesBetweenTransactions(world, sales=50)  # type: ignore[assignment]
+    try:
+        head = transparency.integrate_round(world.platform, limit=37)
+    finally:
+        world.platform.uow = world.platform.uow.inner  # type: ignore[attr-defined]
+    # 37 + 37 + 8 (80 waited, 2 sold meanwhile): the third transaction found the queue short
+    assert head is not None and head.tree_size == 82
+    assert transparency.current_head(world.platform, 37).tree_size == 37
+    later = transparency.integrate_round(world.platform, limit=37)
+    assert later is not None and later.tree_size == 83
+    assert transparency.integrate_round(world.platform) is None
+
+
+def test_the_log_answers_monitors_over_http_and_refuses_bad_questions_with_4xx(
+    world: World, client: TestClient
+) -> None:
+    queue(world, 6)
+    transparency.integrate(world.platform)
+    key = client.get("/api/log/key").json()
+    assert key["algorithm"] == "Ed25519" and len(bytes.fromhex(key["public_key"])) == 32
+    head = TreeHead.from_json(client.get("/api/log/sth").json())
+    head.check(bytes.fromhex(key["public_key"]))
+    listed = client.get("/api/log/entries", params={"start": 0, "end": 99}).json()["entries"]
+    assert len(listed) == 6
+    proof = client.get("/api/log/proof", params={"index": 4, "tree_size": 6}).json()
+    leaf = entry_leaf_hash(canonical_json(listed[4]["entry"]))
+    path = [bytes.fromhex(node) for node in proof["path"]]
+    assert verify_inclusion(leaf, 4, 6, path, head.root_hash)
+    assert client.get("/api/log/consistency", params={"first": 6, "second": 6}).json() == {
+        "first": 6,
+        "second": 6,
+        "proof": [],
+    }
+    for route, params, status in [
+        ("/api/log/proof", {"index": 6, "tree_size": 6}, 422),
+        ("/api/log/proof", {"index": 0, "tree_size": 7}, 404),
+        ("/api/log/proof", {"index": -1, "tree_size": 6}, 422),
+        ("/api/log/entries", {"start": 5, "end": 2}, 422),
+        ("/api/log/entries", {"start": "x", "end": 2}, 422),
+        ("/api/log/consistency", {"first": 9, "second": 3}, 422),
+        ("/api/log/sth", {"tree_size": 5}, 404),
+        ("/api/log/proof", {"index": 2**70, "tree_size": 6}, 422),
+    ]:
+        answer = client.get(route, params=params)
+        assert answer.status_code == status, (route, params, answer.text)
+        assert "error" in answer.json() or "detail" in answer.json()
