@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import engine, fairness, platform
+from bench import draw, draw_platform, engine, fairness, platform, transparency
 
 
 def main() -> None:
@@ -10,7 +10,13 @@ def main() -> None:
     print()
     fairness.main()
     print()
+    transparency.main()
+    print()
+    draw.main()
+    print()
     platform.main()
+    print()
+    draw_platform.main()
 
 
 if __name__ == "__main__":

@@ -73,7 +73,14 @@ def _prepare(env: dict[str, str], open_blocks: int) -> list[tuple[str, str]]:
     players = []
     for index in range(CLIENTS):
         email = f"bench{index}@example.org"
-        player_id = accounts.register(platform, email, "bench-password", date(1980, 1, 1))
+        player_id = accounts.register(
+            platform,
+            email,
+            "bench-password",
+            date(1980, 1, 1),
+            first_name="Banc",
+            last_name="Essai" + "".join(chr(ord("a") + int(digit)) for digit in str(index)),
+        )
         accounts.deposit(platform, player_id, PLAYER_BALANCE_CENTS)
         players.append((email, "bench-password"))
     platform.uow.close()  # type: ignore[attr-defined]
@@ -184,6 +191,8 @@ def _run(label: str, database_url: str, folder: str, workers: int, open_blocks: 
         "GRATTAGE_DISCLOSURE_DIR": f"{folder}/disclosures",
         "GRATTAGE_PASSWORD_TIME_COST": "1",
         "GRATTAGE_PASSWORD_MEMORY_KIB": "1024",
+        # the 32 players all log in from this one address: the per-client limit would refuse
+        "GRATTAGE_LOG_IN_RATE_PER_CLIENT": "1000/minute",
         "GRATTAGE_STAKE_LIMIT_DEFAULT_CENTS": str(PLAYER_BALANCE_CENTS),
         "GRATTAGE_STAKE_LIMIT_MAX_CENTS": str(PLAYER_BALANCE_CENTS),
     }
