@@ -115,6 +115,10 @@ def _healthy(base: str) -> bool:
         return False
 
 
+BUSY_RETRIES = 20
+"""The right password is sent again while it answers busy, as the attacker would."""
+
+
 def _burst(url: str, email: str, count: int, right_at: int) -> dict[int, str]:
     """``count`` wrong guesses at once, and the right password at ``right_at``, sent as soon
     as the lock is seen (so certainly beyond the threshold): each one's answer."""
@@ -127,8 +131,12 @@ def _burst(url: str, email: str, count: int, right_at: int) -> dict[int, str]:
             assert locked_seen.wait(60)
         password = PASSWORD if i == right_at else WRONG
         with httpx.Client(timeout=60) as client:
-            response = client.post(url, json={"email": email, "password": password})
-        code = "ok" if response.status_code == 200 else response.json()["error"]
+            for _ in range(BUSY_RETRIES if i == right_at else 1):
+                response = client.post(url, json={"email": email, "password": password})
+                code = "ok" if response.status_code == 200 else response.json()["error"]
+                if code != "busy":  # every hashing slot stayed taken: nothing was checked
+                    break
+                time.sleep(0.5)
         if code == "account_locked":
             locked_seen.set()
         return code
@@ -152,7 +160,9 @@ def test_concurrent_guesses_on_two_workers_get_at_most_the_threshold_of_checks(
                 world.player(email=email)
             answers = _burst(f"{server.base}/api/sessions", email, 120, 57)
             assert answers[57] == "account_locked"
-            assert set(answers.values()) == {"unauthorized", "account_locked"}
+            # On a slow machine some guesses wait out their turn at a hashing slot and answer
+            # busy (503) unchecked: they are no guess, and change no count below.
+            assert set(answers.values()) - {"busy"} == {"unauthorized", "account_locked"}
             # Every check but the last of the window answers unauthorized; that one locks.
             player_checks.append(Counter(answers.values())["unauthorized"] + 1)
 
