@@ -9,9 +9,11 @@ what it signs, and rebuild the tree; the witness's key stays the witness's.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from grattage.blocks.beacon import BeaconChain, BeaconRound, Cosignature, chain_id_of
@@ -66,6 +68,14 @@ def shuffled(game: Game) -> bytes:
     return bytes(units)
 
 
+def sale_time(round_ms: int, at_ms: int | None = None) -> str:
+    """A receipt's ``time``: ``at_ms``, else half a period before its round — the round the
+    rule names for it (docs/draw.md, "The round of a sale") with any margin up to that."""
+    at_ms = round_ms - PERIOD_MS // 2 if at_ms is None else at_ms
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=at_ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 @dataclass
 class Sale:
     n: int
@@ -86,6 +96,8 @@ class DrawnLog:
     witness: Signer = field(default_factory=lambda: Signer(WITNESS_PRIVATE))
     entries: list[dict[str, Any]] = field(default_factory=list)
     sales: list[Sale] = field(default_factory=list)
+    fixed_time: bool = False
+    """Every receipt at ``TIME`` (the draws file's golden vector), not by the round rule."""
 
     def __post_init__(self) -> None:
         self.game = find_game("cash", load_table("cash", table_text(self.size), "drawn.toml"))
@@ -130,7 +142,9 @@ class DrawnLog:
 
     def logged(self, index: int, size: int) -> dict[str, Any]:
         path = inclusion_path(self.tree_nodes(size), index, size)
-        return {"index": index, "entry": self.entries[index], "path": [p.hex() for p in path]}
+        # A copy: a test that forges the proof must not change the log it came from.
+        entry = copy.deepcopy(self.entries[index])
+        return {"index": index, "entry": entry, "path": [p.hex() for p in path]}
 
     def consistency(self, first: int, second: int) -> list[str]:
         if first in (0, second):
@@ -141,8 +155,12 @@ class DrawnLog:
     def round_time(self, number: int) -> int:
         return self.beacon_chain.round_time_ms(number)
 
-    def sell(self, count: int, number: int, seed: str | None = None) -> list[Sale]:
-        """``count`` sales for round ``number``, each receipt chained on the previous one."""
+    def sell(
+        self, count: int, number: int, seed: str | None = None, at_ms: int | None = None
+    ) -> list[Sale]:
+        """``count`` sales for round ``number``, each receipt chained on the previous one; at
+        ``at_ms`` (a time the round rule may not give that round for), else half a period
+        before the round."""
         made = []
         for _ in range(count):
             n = len(self.sales)
@@ -159,7 +177,7 @@ class DrawnLog:
                 sequence=n,
                 client_seed=seed,
                 stake_cents=500,
-                time=TIME,
+                time=TIME if self.fixed_time else sale_time(self.round_time(number), at_ms),
                 previous=previous,
                 chain_id=self.beacon_chain.chain_id,
                 round_number=number,

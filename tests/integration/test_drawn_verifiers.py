@@ -74,6 +74,7 @@ def test_a_monitor_fed_the_platform_s_log_finds_the_draws_clean(drawn: World) ->
     entries = _log(drawn)
     assert {"beacon.chain", "draw.round", "sale.drawn"} <= {e["kind"] for e in entries}
     auditor = LogAuditor(drawn.platform.signer().public_key)
+    auditor.draws.margin_ms = drawn.platform.policy.draw_margin_ms  # each round exactly
     for index, entry in enumerate(entries):
         auditor.feed(index, entry)
     head = transparency.current_head(drawn.platform)

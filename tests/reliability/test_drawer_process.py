@@ -233,7 +233,7 @@ def test_drawer_processes_draw_every_sale_once_in_order_through_leases_kills_and
             state = str(tmp_path / "monitor.json")
             monitor = [GRATTAGE, "monitor", "check", server.base, "--state", state]
             monitored = subprocess.run(
-                [*monitor, "--witness", witness.url],
+                [*monitor, "--witness", witness.url, "--draw-margin-ms", "100"],
                 capture_output=True,
                 text=True,
                 timeout=300,

@@ -323,3 +323,57 @@ def test_a_monitor_records_a_receipt_still_undrawn_at_the_head_s_time_and_goes_o
     kept.accept_head(log.head())
     assert list(kept.draws.timing_violations) == [late.receipt_index]
     assert kept.head is not None and kept.head.tree_size == len(log.entries)
+
+
+def audited_with_margin(log: DrawnLog, margin_ms: int) -> LogAuditor:
+    auditor = LogAuditor(log.operator.public_key)
+    auditor.draws.margin_ms = margin_ms
+    for index, entry in enumerate(log.entries):
+        auditor.feed(index, json.loads(json.dumps(entry)))
+    auditor.accept_head(log.head())
+    return auditor
+
+
+def test_a_receipt_naming_a_round_later_than_its_time_gives_is_named():
+    """The operator sells half a period before round 2 but names round 4 (whose value it
+    prefers): no margin up to a period gives that round (only 2 or 3), so a monitor told no
+    margin names it too."""
+    log = DrawnLog(size=60)
+    log.run(1, 2)  # round 2
+    log.sell(1, 4, at_ms=log.round_time(2) - PERIOD_MS // 2)
+    log.cosign(4)
+    log.publish(4)
+    with pytest.raises(VerificationFailed, match="receipt 2 names round 4 .*a round the operator"):
+        audited(log)
+
+
+def test_a_receipt_naming_the_next_round_but_one_is_named_by_a_monitor_told_the_margin():
+    """With 100 ms of margin, a sale 300 ms before round 3 is drawn with round 3; naming
+    round 4 is a choice only a monitor that knows the margin can name (one that does not
+    accepts either of the two rounds some margin would give)."""
+    log = DrawnLog(size=60)
+    log.run(1, 2)
+    log.sell(1, 4, at_ms=log.round_time(3) - 300)
+    log.cosign(4)
+    log.publish(4)
+    audited(log)  # 3 or 4: a margin of a whole period would give round 4
+    with pytest.raises(VerificationFailed, match="receipt 2 names round 4, .*give round 3"):
+        audited_with_margin(log, 100)
+
+
+def test_a_clean_drawn_log_passes_a_monitor_told_the_margin():
+    log = clean()
+    log.end()
+    audited_with_margin(log, 100)
+
+
+def test_a_sale_that_follows_its_block_s_previous_round_passes():
+    """A sale whose own time gives an earlier round takes its block's previous receipt's
+    round: a block's rounds never go back."""
+    log = DrawnLog(size=60)
+    log.sell(1, 5)
+    log.sell(1, 5, at_ms=log.round_time(2) - PERIOD_MS // 2)
+    log.cosign(5)
+    log.publish(5)
+    audited(log)
+    audited_with_margin(log, 100)

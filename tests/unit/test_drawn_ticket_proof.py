@@ -253,10 +253,18 @@ def test_a_cosigned_head_the_proof_s_head_does_not_extend_is_refused(drawn):
 
 
 def test_a_setter_whose_draw_set_another_slot_is_refused(drawn):
+    def round_of(sale: int) -> Any:
+        return drawn.entries[drawn.sales[sale].drawn_index]["beacon"]
+
+    # A slot set by a sale of the same round: the setter's draw comes after every head the
+    # witness cosigned for that round, so the forgery below changes none of them (an earlier
+    # round's would be refused first, as a head the proof's head does not extend).
     n = next(
         s.n
         for s in drawn.sales
-        if s.drawn_index is not None and drawn.entries[s.drawn_index]["n_set_by"] is not None
+        if s.drawn_index is not None
+        and (m := drawn.entries[s.drawn_index]["n_set_by"]) is not None
+        and round_of(m) == round_of(s.n)
     )
     setter = drawn.entries[drawn.sales[n].drawn_index]["n_set_by"]
 

@@ -8,7 +8,10 @@ docs/draw.md) — standard library and ``cryptography`` only, kept in the monito
   round's time, of the log before this entry — the largest kept, for the monitor to check it is
   a prefix of the head it accepts (all cosigned heads extend one another: the witness checks);
 * every receipt v2 of a drawn block: its ``previous`` the hash of the block's last receipt (of
-  the commitment for the first), its round never earlier than the previous receipt's;
+  the commitment for the first), its round never earlier than the previous receipt's, and —
+  checked at its draw, once its chain is logged — the round the rule gives for its ``time``
+  and the previous receipt's round (blocks/round_rule.py: exactly with the server's margin,
+  ``margin_ms``, else what holds for every margin up to a period);
 * every ``sale.drawn``: in index order without a gap, of a receipt logged (the index and H
   agree), with a round logged whose cosigned heads cover the receipt (its own round, or, if
   late, a later one no earlier logged round covered it for), a link that hashes to the block's
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from grattage.blocks.beacon import BeaconChain, check_chain, check_cosignature, check_round
@@ -46,6 +49,7 @@ from grattage.blocks.draw_state import (
     chains_of,
 )
 from grattage.blocks.key_history import KeyChain
+from grattage.blocks.round_rule import check_round_rule
 from grattage.blocks.signing import TreeHead, canonical_json
 from grattage.errors import VerificationFailed
 
@@ -66,6 +70,8 @@ class DrawAudit:
         self.blocks: dict[str, DrawnBlock] = {}
         self.largest_cosigned: TreeHead | None = None
         self.latest_round_ms = 0
+        self.margin_ms: int | None = None
+        """The server's draw margin, if known: receipts' rounds are then checked exactly."""
         self.record_timing = False
         """Record a timing violation and go on (the monitor), instead of stopping there."""
         self.timing_violations: dict[int, str] = {}
@@ -176,6 +182,15 @@ class DrawAudit:
             or bytes.fromhex(entry["receipt_sha256"]) != receipt_hash
         ):
             raise VerificationFailed(f"draw {n} names another receipt than the one logged")
+        previous = block.drawn_beacon
+        check_round_rule(
+            n,
+            (chain_id, number),
+            block.pending[n][4],
+            None if previous is None else (previous, self._time(previous)),
+            [seen.chain for seen in self.chains.values()],
+            self.margin_ms,
+        )
         beacon = (str(entry["beacon"]["chain_id"]), int(entry["beacon"]["round"]))
         value = self._covering_round(beacon, receipt_index, (chain_id, number), n)
         if beacon != (chain_id, number):
@@ -194,6 +209,7 @@ class DrawAudit:
             )
         self._swap(block, n, j, entry)
         block.last_link = link
+        block.drawn_beacon = (chain_id, number)
         del block.pending[n]
         block.next_drawn += 1
 
@@ -362,4 +378,4 @@ def _sha256(data: bytes) -> bytes:
 
 def _time_ms(text: str) -> int:
     moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
-    return int((moment - datetime(1970, 1, 1)).total_seconds() * 1000)
+    return (moment - datetime(1970, 1, 1)) // timedelta(milliseconds=1)  # exact: no float

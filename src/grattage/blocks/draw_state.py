@@ -58,6 +58,8 @@ class DrawnBlock:
     last_receipt: bytes
     last_link: bytes
     last_beacon: tuple[str, int] | None = None
+    drawn_beacon: tuple[str, int] | None = None
+    """The round named by the receipt of the last sale drawn (the round rule's previous)."""
     pending: dict[int, tuple[int, bytes, str, int, int]] = field(default_factory=dict)
     """sequence -> (receipt index, H, chain id, round, receipt time in ms): not drawn yet."""
     next_drawn: int = 0
@@ -115,6 +117,7 @@ def block_json(block: DrawnBlock) -> dict[str, Any]:
         "last_receipt": block.last_receipt.hex(),
         "last_link": block.last_link.hex(),
         "last_beacon": block.last_beacon,
+        "drawn_beacon": block.drawn_beacon,
         "pending": [[n, i, h.hex(), c, r, t] for n, (i, h, c, r, t) in block.pending.items()],
         "next_drawn": block.next_drawn,
         "units": None if block.units is None else _packed(block.units),
@@ -125,6 +128,7 @@ def block_json(block: DrawnBlock) -> dict[str, Any]:
 def block_of(data: Mapping[str, Any]) -> DrawnBlock:
     code = _code(data["size"])
     beacon = data["last_beacon"]
+    drawn = data.get("drawn_beacon")  # absent from the state of a monitor before 2026-12-02
     return DrawnBlock(
         size=data["size"],
         chain_head=bytes.fromhex(data["chain_head"]),
@@ -132,6 +136,7 @@ def block_of(data: Mapping[str, Any]) -> DrawnBlock:
         last_receipt=bytes.fromhex(data["last_receipt"]),
         last_link=bytes.fromhex(data["last_link"]),
         last_beacon=None if beacon is None else (beacon[0], beacon[1]),
+        drawn_beacon=None if drawn is None else (drawn[0], drawn[1]),
         pending={n: (i, bytes.fromhex(h), c, r, t) for n, i, h, c, r, t in data["pending"]},
         next_drawn=data["next_drawn"],
         units=None if data["units"] is None else _unpacked(code, data["units"]),

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from grattage.blocks.beacon import BeaconChain
 from grattage.blocks.draw_records import document_sha256, make_receipt_v2
+from grattage.blocks.round_rule import round_by_rule
 from grattage.errors import InsufficientBalance, NotFound, Unavailable
 from grattage.games import Game
 from grattage.games.money import format_euros
@@ -163,13 +164,10 @@ def round_for_sale(
     period) after ``now_ms`` — the receipt's own `time` — or the block's previous receipt's
     round (``not_before_ms``, its time) if that one is later: a block's rounds never go back,
     so its draws come in index order. docs/draw.md states the rule a verifier checks."""
-    for chain in chains:
-        margin = min(margin_ms, chain.period_ms)
-        target = max(now_ms + margin, not_before_ms or 0)
-        elapsed = target - chain.start_ms
-        number = max(1, -(-elapsed // chain.period_ms) + 1)
-        if number <= chain.length:
-            return chain.chain_id, number, chain.round_time_ms(number)
+    found = round_by_rule(chains, now_ms, margin_ms, not_before_ms)
+    if found is not None:
+        chain, number = found
+        return chain.chain_id, number, chain.round_time_ms(number)
     raise Unavailable(
         "the witness has not published a chain for the next rounds: no sale",
         retry_after_seconds=WITNESS_RETRY_AFTER_SECONDS,

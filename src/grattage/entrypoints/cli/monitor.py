@@ -139,11 +139,14 @@ def _save_state(path: Path, auditor: LogAuditor) -> None:
     os.replace(temporary, path)
 
 
-def watch(client: LogClient, auditor: LogAuditor | None) -> tuple[LogAuditor, int]:
+def watch(
+    client: LogClient, auditor: LogAuditor | None, draw_margin_ms: int | None = None
+) -> tuple[LogAuditor, int]:
     """Bring ``auditor`` up to the log's current head; the entries checked."""
     if auditor is None:
         auditor = LogAuditor(client.first_key())  # trust on first use, as a CT monitor does
     auditor.draws.record_timing = True  # recorded and reported, and the check goes on
+    auditor.draws.margin_ms = draw_margin_ms  # a run's option, not kept in the state
     head = client.head()
     last = auditor.head
     if last is not None:
@@ -223,12 +226,20 @@ def monitor_command() -> None:
     "witness_url",
     help="The witness of the drawn blocks (its URL): late draws are checked against its lists.",
 )
-def check_command(url: str, state_file: Path, witness_url: str | None) -> None:
+@click.option(
+    "--draw-margin-ms",
+    type=click.IntRange(0, 60_000),
+    help="The server's GRATTAGE_DRAW_MARGIN_MS, if known: each receipt's round is then checked "
+    "exactly; without it, as what holds for any margin up to a period (docs/draw.md).",
+)
+def check_command(
+    url: str, state_file: Path, witness_url: str | None, draw_margin_ms: int | None
+) -> None:
     """Check every new entry of the log at URL, and that it only grew since the last run."""
     state = _load_state(state_file)
     known = 0 if state is None else len(state.keys.periods)
     try:
-        auditor, checked = watch(LogClient(url), state)
+        auditor, checked = watch(LogClient(url), state, draw_margin_ms)
         late = _check_late_draws(auditor, witness_url)
     except VerificationFailed:  # it stops there; what was recorded before is still named
         if state is not None:
