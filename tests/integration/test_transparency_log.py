@@ -191,3 +191,36 @@ def test_the_log_answers_monitors_over_http_and_refuses_bad_questions_with_4xx(
         answer = client.get(route, params=params)
         assert answer.status_code == status, (route, params, answer.text)
         assert "error" in answer.json() or "detail" in answer.json()
+
+
+def test_an_entry_integrated_between_the_two_reads_of_a_look_up_is_still_found(
+    world: World,
+) -> None:
+    """A look-up reads the queue and the tree, a statement each; the sequencer commits
+    between them (it moved a published draws file's entry in between, under load, and the
+    file answered 404 between two 200s)."""
+    with world.platform.uow.write() as repos:
+        transparency.queue_entry(
+            repos, world.clock.now(), "disclosure.published", {"n": 1}, block_row=1
+        )
+    with world.platform.uow.read() as repos:
+        db = repos.connection  # type: ignore[attr-defined]
+        execute = db.execute
+        statements = 0
+
+        def execute_then_integrate(*args: Any, **kwargs: Any) -> Any:
+            nonlocal statements
+            answer = execute(*args, **kwargs)
+            statements += 1
+            if statements == 1:  # the other process's sequencer, right after the first read
+                done = threading.Thread(target=transparency.integrate_all, args=(world.platform,))
+                done.start()
+                done.join()
+            return answer
+
+        db.execute = execute_then_integrate
+        try:
+            found = repos.log.block_entry_body(1, "disclosure.published")
+        finally:
+            db.execute = execute
+    assert found is not None and '"n":1' in found
