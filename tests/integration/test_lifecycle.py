@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from grattage.entrypoints.http import create_app
 from grattage.service import tickets
-from support import World, bought
+from support import DATABASES, PASSWORD, World, bought, make_world
+
+CSRF = {"X-Grattage-CSRF": "1"}
+
+
+def _queued(world: World) -> int:
+    with world.platform.uow.read() as repos:
+        return repos.log.queued_count()
 
 
 def test_the_server_finishes_overdue_tickets_when_it_starts(world: World) -> None:
@@ -57,3 +66,39 @@ def test_the_migrations_build_exactly_the_declared_schema(world: World) -> None:
             if difference[0] != "add_table" or difference[1].name != "alembic_version"
         ]
     assert differences == []
+
+
+@pytest.mark.parametrize("kind", DATABASES)
+def test_the_background_sequencer_puts_every_sale_s_receipt_in_a_signed_head(
+    kind: str, tmp_path: Path
+) -> None:
+    # Without a drawer, the sweeper is the log's sequencer. On SQLite it runs as a batch of
+    # the purchases' own (entrypoints/http: a thread of its own held the write lock while it
+    # waited for the GIL); either way every receipt must reach a signed head, none twice.
+    with make_world(kind, tmp_path, drawn=False) as world:
+        world.stock("cash")
+        world.player(5000, email="logged@example.org")
+        settings = world.settings.model_copy(
+            update={"run_sweeper": True, "sweep_interval_seconds": 0.05}
+        )
+        app = create_app(settings, platform=world.platform, mount_web=False)
+        with TestClient(app) as client:
+            answer = client.post(
+                "/api/sessions", json={"email": "logged@example.org", "password": PASSWORD}
+            )
+            assert answer.status_code == 200
+            sold = [
+                client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+                for _ in range(12)
+            ]
+            assert all(answer.status_code == 201 for answer in sold)
+            deadline = time.monotonic() + 10
+            while (head := client.get("/api/log/sth").json())["tree_size"] < len(sold) or (
+                _queued(world)
+            ):
+                assert time.monotonic() < deadline, "the sequencer left receipts unsigned"
+                time.sleep(0.05)
+            entries = client.get(f"/api/log/entries?start=0&end={head['tree_size'] - 1}").json()
+    receipts = [e["entry"]["receipt"]["ticket_id"] for e in entries["entries"]
+                if e["entry"]["kind"] == "sale.receipt"]  # fmt: skip
+    assert sorted(receipts) == sorted(answer.json()["id"] for answer in sold)

@@ -48,15 +48,29 @@ def canonical_json(value: Any) -> bytes:
     ).encode("ascii")
 
 
+_SCALARS = (str, int, bool, type(None))
+"""Exact types that need no walk (``type(x) in``: a float subclass is still refused below)."""
+
+
 def _without_floats(value: Any) -> Any:
-    if isinstance(value, float):
-        raise ValueError("canonical JSON carries no floats: amounts are integers")
-    if isinstance(value, Mapping):
-        for item in value.values():
-            _without_floats(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _without_floats(item)
+    # Walked with a stack and exact-type checks first: this runs on every sale's receipt
+    # (twice), and an ABC ``isinstance`` per leaf cost more than the signature itself.
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind in _SCALARS:
+            continue
+        if kind is dict:
+            pending.extend(item.values())
+        elif kind is list or kind is tuple:
+            pending.extend(item)
+        elif isinstance(item, float):
+            raise ValueError("canonical JSON carries no floats: amounts are integers")
+        elif isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
     return value
 
 
@@ -67,6 +81,10 @@ def key_id(public_key: bytes) -> str:
 def document_message(kind: str, document: Mapping[str, Any]) -> bytes:
     """The bytes a signed document's signature covers."""
     unsigned = {name: value for name, value in document.items() if name != "signature"}
+    return _message_of_unsigned(kind, unsigned)
+
+
+def _message_of_unsigned(kind: str, unsigned: Mapping[str, Any]) -> bytes:
     return f"grattage/{kind}/1".encode("ascii") + b"\x00" + canonical_json(unsigned)
 
 
@@ -94,7 +112,7 @@ class Signer:
     def sign_document(self, kind: str, document: Mapping[str, Any]) -> dict[str, Any]:
         """The document with its ``signature`` member (any previous one replaced)."""
         unsigned = {name: value for name, value in document.items() if name != "signature"}
-        signature = self.sign(document_message(kind, unsigned))
+        signature = self.sign(_message_of_unsigned(kind, unsigned))
         return {**unsigned, "signature": base64.b64encode(signature).decode("ascii")}
 
     def sign_tree_head(self, tree_size: int, timestamp_ms: int, root_hash: bytes) -> TreeHead:

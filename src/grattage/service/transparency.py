@@ -16,6 +16,7 @@ import hmac
 import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from grattage.blocks.key_history import KeyChain, KeyPeriod
@@ -44,7 +45,9 @@ PSEUDONYM_CONTEXT = b"grattage/player/1\x00"
 
 def log_time(moment: datetime) -> str:
     """An entry's time: UTC, microseconds, ``Z`` (``2026-12-01T12:00:00.000000Z``)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, not strftime: the same characters (years 1000-9999) at a third of the cost,
+    # on every sale; a UTC time's isoformat ends in "+00:00".
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def queue_entry(
@@ -75,8 +78,13 @@ def receipt_of(repos: Repositories, ticket_id: int) -> dict[str, Any] | None:
 
 def pseudonym(platform: Platform, player_id: int) -> str:
     """A player's name in receipts: stable, unlinkable to the account without the key."""
+    return _pseudonym(platform.keys.pseudonym_key(), player_id)
+
+
+@lru_cache(maxsize=65_536)  # a player's every sale names them: one HMAC per player, not sale
+def _pseudonym(key: bytes, player_id: int) -> str:
     message = PSEUDONYM_CONTEXT + str(player_id).encode("ascii")
-    return hmac.new(platform.keys.pseudonym_key(), message, "sha256").digest()[:16].hex()
+    return hmac.new(key, message, "sha256").digest()[:16].hex()
 
 
 class _Nodes:
@@ -372,9 +380,10 @@ def queue_signed_receipt(
     commits (so no rotation lands in between); after a rotation, signed again with the new key.
     The receipt queued."""
     key_id = platform.signing_key_hint
+    entry_time = log_time(now)
     for _ in range(SIGNING_ATTEMPTS):
         receipt = sign(platform.signer_of(key_id))
-        entry = {"v": 1, "kind": "sale.receipt", "time": log_time(now), "receipt": receipt}
+        entry = {"v": 1, "kind": "sale.receipt", "time": entry_time, "receipt": receipt}
         body = canonical_json(entry).decode("ascii")
         if repos.log.enqueue_signed("sale.receipt", body, key_id, block_row, ticket_row):
             platform.signing_key_hint = key_id
