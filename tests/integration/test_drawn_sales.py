@@ -407,3 +407,62 @@ def test_every_receipt_of_concurrent_buyers_names_the_round_its_time_and_the_pre
     assert errors == []
     assert _assert_every_round_obeys_the_rule(world) == 36
     world.check_books = False  # no drawer runs here: the sales stay covered
+
+
+def test_a_cosign_turn_integrates_one_round_while_sales_keep_arriving(
+    drawn: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A sale arrives during every integration: a turn that integrated until the queue was
+    # empty chased them for as long as they came, and no head was cosigned meanwhile.
+    drawn.stock("cash")
+    player = drawn.player(100_000)
+    _buy(drawn, player)
+    passes = 0
+    real = transparency._integrate
+
+    def integrate_while_selling(platform: Any, limit: int) -> Any:
+        nonlocal passes
+        passes += 1
+        placed = real(platform, limit)
+        if passes < 30:
+            _buy(drawn, player)
+        return placed
+
+    monkeypatch.setattr(transparency, "_integrate", integrate_while_selling)
+    Drawer(drawn.platform).cosign()
+    assert passes == 1
+    monkeypatch.undo()
+    assert drawn.draw() == passes + 1  # every sale, the one sold during the turn too
+
+
+def test_a_proof_asked_while_sales_keep_arriving_integrates_one_round(
+    drawn: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The ticket's draw is still queued when its proof is asked, and a sale arrives during
+    # every integration: the proof is built after one round, not once the sales stop.
+    drawn.stock("cash")
+    player = drawn.player(100_000)
+    view = _buy(drawn, player)
+    drawer = Drawer(drawn.platform)
+    drawer.cosign()
+    with drawn.platform.uow.read() as repos:
+        [(_, _, round_ms)] = repos.draws.pending_rounds(2**62)
+    assert drawn.witness is not None
+    drawn.witness.clock.set(round_ms)  # type: ignore[attr-defined]
+    assert drawer.draw() == 1  # its resolution waits in the queue
+    passes = 0
+    real = transparency._integrate
+
+    def integrate_while_selling(platform: Any, limit: int) -> Any:
+        nonlocal passes
+        passes += 1
+        placed = real(platform, limit)
+        if passes < 30:
+            _buy(drawn, player)
+        return placed
+
+    monkeypatch.setattr(transparency, "_integrate", integrate_while_selling)
+    proof = fairness.ticket_proof(drawn.platform, player, view.id)
+    assert passes == 1 and proof["receipt"]["ticket_id"] == view.id
+    monkeypatch.undo()
+    drawn.draw()

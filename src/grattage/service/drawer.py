@@ -165,8 +165,8 @@ class Drawer:
         with platform.uow.read() as repos:
             queued = repos.log.queued_count()
             rounds = repos.draws.pending_rounds(2**62)
-        if queued:
-            transparency.integrate_all(platform)
+        if queued:  # a round, not until the queue is empty: under load that chased sales
+            transparency.integrate_round(platform)
         now, chains = witness.now_ms(), witness.chains()
         if not rounds or not chains:  # no chain known: the witness was away since the start
             return 0

@@ -167,7 +167,10 @@ def _proof_v2(
         loaded = platform.loaded_block(repos, ticket.block_id)
         receipt_entry = _receipt_entry(repos, ticket.id)
     if receipt_entry is None or not _drawn_logged(platform, ticket.id, receipt_entry):
-        transparency.integrate_all(platform)  # sold or drawn less than a merge delay ago
+        # Sold or drawn less than a merge delay ago: one round places it (it waits before
+        # whatever is queued meanwhile), where integrating until the queue is empty could
+        # chase the sales of a busy server for as long as they kept coming.
+        transparency.integrate_round(platform)
         with platform.uow.read() as repos:
             receipt_entry = _receipt_entry(repos, ticket.id)
     if receipt_entry is None or loaded.block.commitment_index is None:
