@@ -371,3 +371,21 @@ def test_the_monitor_records_an_honest_late_draw_checks_on_and_names_a_later_for
     assert f"entry {at}: draw {forged.sales[-2].n}: the link does not hash" in caught.stderr
     assert caught.output.count(named) == 1  # what was recorded is still named
     assert json.loads(state.read_text())["head"]["tree_size"] < len(forged.entries)  # stopped
+
+
+def test_verify_block_names_the_block_s_timing_violations_after_replaying_it_all(tmp_path):
+    # A draw more than 10 rounds late breaks the rule the monitor checks: verify-block used to
+    # record it (as the monitor's check does) and then say nothing, exit 0.
+    log = DrawnLog(size=80)
+    log.run(rounds=2, per_round=3)
+    late = _outage(log, 4, 16)
+    log.run(rounds=2, per_round=3, first_round=17)
+    log.end()
+    disclosure, _ = files(log, tmp_path)
+    with serving(log) as url:
+        result = run("verify-block", str(disclosure), "--log", url)
+    assert result.exit_code == 1, result.output
+    assert f"timing violation at entry {late:,}: the receipt at entry {late}" in result.stdout
+    assert "has no resolution 10 rounds" in result.stdout
+    assert "everything else valid" in result.stdout and "13 draws replayed" in result.stdout
+    assert "1 timing violations of the draw" in result.stderr

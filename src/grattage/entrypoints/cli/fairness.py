@@ -274,11 +274,38 @@ def verify_block_command(
     published = _published(disclosure_file, disclosure, entries)
     for prize, count in never:
         click.echo(f"  never sold: {count:>10,} × {format_euros(prize)}")
+    violations = _timing_violations(auditor, kept)
+    verdict = "valid" if not violations else "everything else valid"
     click.echo(
-        f"{disclosure_file}: valid — its commitment and {len(receipts):,} receipts are in the "
-        f"log (head of size {auditor.head.tree_size:,}); {replay_note}{late}"
+        f"{disclosure_file}: {verdict} — its commitment and {len(receipts):,} receipts are in "
+        f"the log (head of size {auditor.head.tree_size:,}); {replay_note}{late}"
         f"{verified.block.size - len(receipts):,} units never sold; {published}"
     )
+    _fail_on_timing(violations)
+
+
+def _timing_violations(
+    auditor: LogAuditor, kept: list[tuple[int, dict[str, Any]]]
+) -> list[tuple[int, str]]:
+    """The block's receipts that broke the monitor's timing rule (drawn within LATE_ROUNDS
+    rounds of their round): recorded as the log is checked, not raised, so that the rest of
+    the block is still checked; the block then fails, as the monitor does."""
+    receipt_indexes = {index for index, e in kept if e.get("kind") == "sale.receipt"}
+    return sorted(
+        (index, why)
+        for index, why in auditor.draws.timing_violations.items()
+        if index in receipt_indexes
+    )
+
+
+def _fail_on_timing(violations: list[tuple[int, str]]) -> None:
+    for index, why in violations:
+        click.echo(f"timing violation at entry {index:,}: {why}")
+    if violations:
+        raise VerificationFailed(
+            f"{len(violations):,} timing violations of the draw in this block: a receipt not "
+            'drawn in time (docs/fairness.md, "The monitor")'
+        )
 
 
 def _needs_log(url: str | None, sth_file: Path | None, witness_url: str | None) -> None:
