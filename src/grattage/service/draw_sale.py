@@ -19,15 +19,15 @@ from datetime import UTC, datetime, timedelta
 from grattage.blocks.beacon import BeaconChain
 from grattage.blocks.draw_records import document_sha256, make_receipt_v2
 from grattage.blocks.round_rule import round_by_rule
-from grattage.errors import InsufficientBalance, NotFound, Unavailable
+from grattage.errors import NotFound, Unavailable
 from grattage.games import Game
-from grattage.games.money import format_euros
 from grattage.service import block_lifecycle
 from grattage.service.audit_trail import record_block_changes
 from grattage.service.context import LoadedBlock, Platform
 from grattage.service.draw_port import QueuedDraw, WitnessPort
-from grattage.service.model import HOUSE_STAKES, Leg, Mode, Movement, NewTicket, Ticket, Unit
+from grattage.service.model import Leg, Mode, Movement, NewTicket, Ticket, Unit
 from grattage.service.ports import Repositories
+from grattage.service.stakes import debit_stake
 from grattage.service.transparency import log_time, pseudonym, queue_signed_receipt
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -117,17 +117,9 @@ def sell_drawn(
     price (the open block ended meanwhile), the whole sale rolls back: try again."""
     witness = witness_for_sale(platform)
     drawer_for_sale(platform, repos, witness)
-    if platform.stake_checks:
-        repos.ledger.lock_player_account(account_id)
-    for check in platform.stake_checks:
-        check(repos, player_id, game.name, price, now)
-    stake_legs = [Leg(account_id, -price), Leg(repos.ledger.house_account(HOUSE_STAKES), price)]
-    try:
-        balance_after = repos.ledger.apply(stake_legs)[account_id]
-    except InsufficientBalance:
-        raise InsufficientBalance(
-            f"a {game.name} ticket costs {format_euros(price)}; the balance cannot pay it"
-        ) from None
+    stake_legs, balance_after = debit_stake(
+        platform, repos, player_id, account_id, game.name, price, now
+    )
     unit = block_lifecycle.take_unit(platform, repos, game.name, spread=player_id, now=now)
     loaded = loaded_for_sale(unit)
     if unit.price_cents != price or not loaded.drawn:

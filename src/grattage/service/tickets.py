@@ -19,7 +19,6 @@ from grattage.blocks.draw_records import check_client_seed
 from grattage.blocks.sealing import design_unit, unit_salt, unseal_tiers
 from grattage.errors import (
     IdempotencyConflict,
-    InsufficientBalance,
     InvalidInput,
     NotDrawn,
     NotFound,
@@ -27,7 +26,6 @@ from grattage.errors import (
     ZoneNotRevealable,
 )
 from grattage.games import Game, find_game
-from grattage.games.money import format_euros
 from grattage.service import block_lifecycle, draw_sale, prizes_left
 from grattage.service.audit_trail import record_block_changes
 from grattage.service.context import LoadedBlock, Platform
@@ -36,7 +34,6 @@ from grattage.service.finishing import finish_due as _finish_due
 from grattage.service.finishing import settle_due, sweep
 from grattage.service.model import (
     HOUSE_PRIZES,
-    HOUSE_STAKES,
     Leg,
     Mode,
     Movement,
@@ -46,6 +43,7 @@ from grattage.service.model import (
 )
 from grattage.service.ports import Repositories
 from grattage.service.records import HistoryRow, TicketView
+from grattage.service.stakes import debit_stake
 from grattage.service.transparency import receipt_of, sign_and_log_receipt
 from grattage.service.views import history_row, revealed_zones, ticket_view
 
@@ -177,20 +175,10 @@ def _sell(
     witness = draw_sale.witness_for_sale(platform) if loaded.drawn else None
     if witness is not None:
         draw_sale.drawer_for_sale(platform, repos, witness)
-    if platform.stake_checks:
-        # A check reads what the player already staked: hold the wallet first, or concurrent
-        # purchases all read the same total and together exceed a limit (PostgreSQL).
-        repos.ledger.lock_player_account(account_id)
     stake = unit.price_cents
-    for check in platform.stake_checks:
-        check(repos, player_id, game.name, stake, now)
-    stake_legs = [Leg(account_id, -stake), Leg(repos.ledger.house_account(HOUSE_STAKES), stake)]
-    try:
-        balance_after = repos.ledger.apply(stake_legs)[account_id]
-    except InsufficientBalance:
-        raise InsufficientBalance(
-            f"a {game.name} ticket costs {format_euros(stake)}; the balance cannot pay it"
-        ) from None
+    stake_legs, balance_after = debit_stake(
+        platform, repos, player_id, account_id, game.name, stake, now
+    )
     balance_before = balance_after + stake
     if witness is not None:
         covered = draw_sale.sell_covered(
