@@ -89,6 +89,14 @@ class Settings(BaseSettings):
     sweep_interval_seconds: Annotated[float, Field(gt=0)] = 1.0
     """How often the server's background sweeper looks for tickets to finish."""
     run_sweeper: bool = True
+    run_sequencer: bool = True
+    """Merge the transparency log's queue in the server's background loop (when no witness is
+    set: the drawer merges it otherwise). ``serve`` runs ``grattage sequence`` beside its
+    workers instead, and turns this off in them."""
+    log_merge_interval_seconds: Annotated[float, Field(gt=0)] = 0.25
+    """``grattage sequence``: how often it merges the log's queue and signs a head — how long a
+    receipt waits for its place in the tree, and how few entries each merge holds the database's
+    write lock for (SQLite)."""
     purchase_threads: Annotated[int, Field(ge=1, le=64)] = 4
     """PostgreSQL: threads per worker that run purchases. Few beat many: a purchase holds its
     block's row until it commits, and a crowd of threads waiting for the GIL stretched that

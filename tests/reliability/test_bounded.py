@@ -40,16 +40,19 @@ STARTUP_S = 180  # two workers on a shared 2-core machine
 
 
 def workers_of(master: int) -> list[int]:
-    """The pids whose parent is ``master`` (uvicorn's workers, and multiprocessing's helper)."""
+    """The pids whose parent is ``master``: uvicorn's workers, and multiprocessing's helper —
+    not the process ``serve`` runs beside them (``grattage sequence`` or ``grattage draw``)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == master:
+        beside = [argument for argument in arguments if argument][-1:] in ([b"sequence"], [b"draw"])
+        if int(stat.rsplit(")", 1)[1].split()[1]) == master and not beside:
             found.append(int(entry.name))
     return found
 

@@ -83,6 +83,7 @@ COMMAND_MODULES: dict[str, str | tuple[str, ...]] = {
     "witness": "witness",
     "log": "log_keys",
     "draw": "drawer",
+    "sequence": "sequencer",
 }
 """Which module of this package defines each command. A command's module is imported only
 when the command runs, so that ``verify-ticket``, ``verify-block`` and ``monitor`` — what an

@@ -252,7 +252,7 @@ GRACEFUL_SHUTDOWN_SECONDS = 10
 
 
 def _serve(host: str, port: int, workers: int) -> None:
-    from grattage.entrypoints.cli.drawer import start_beside_serve
+    from grattage.entrypoints.cli.beside import start_beside_serve
     from grattage.entrypoints.serving import MASTER_PID_VARIABLE
 
     settings = Settings.from_environment()
@@ -260,12 +260,12 @@ def _serve(host: str, port: int, workers: int) -> None:
     os.environ["GRATTAGE_MIGRATE_ON_START"] = "0"
     if workers > 1:  # the workers are told whom not to outlive (serving.die_with_master)
         os.environ[MASTER_PID_VARIABLE] = str(os.getpid())
-    drawer = start_beside_serve(settings)  # a process of its own: see cli/drawer.py
+    beside = start_beside_serve(settings)  # the drawer or the sequencer: see cli/beside.py
     try:
         _run_uvicorn(host, port, workers, settings)
     finally:
-        if drawer is not None:
-            drawer.stop()
+        if beside is not None:
+            beside.stop()
 
 
 def _run_uvicorn(host: str, port: int, workers: int, settings: Settings) -> None:

@@ -39,13 +39,15 @@ from grattage.settings import Settings
 log = logging.getLogger("grattage.sweeper")
 
 
-async def _sweep_forever(platform: Platform, interval: float, disclosure_dir: Path) -> None:
+async def _sweep_forever(
+    platform: Platform, interval: float, disclosure_dir: Path, sequence: bool
+) -> None:
     while True:
         try:
             finished = await anyio.to_thread.run_sync(sweep, platform)
             if finished:
                 log.info("finished %d unattended tickets", finished)
-            if platform.witness is None:  # else the drawer integrates, every turn
+            if platform.witness is None and sequence:  # else the drawer or `grattage sequence`
                 # (a sweeper in a busy worker held the log's lock for hundreds of ms while
                 # it waited for the GIL, and the drawer's cosigning waited behind it)
                 await anyio.to_thread.run_sync(transparency.integrate_round, platform)
@@ -90,7 +92,12 @@ def create_app(
         task = None
         if settings.run_sweeper:
             task = asyncio.create_task(
-                _sweep_forever(platform, settings.sweep_interval_seconds, settings.disclosure_dir)
+                _sweep_forever(
+                    platform,
+                    settings.sweep_interval_seconds,
+                    settings.disclosure_dir,
+                    settings.run_sequencer,
+                )
             )
         try:
             yield
