@@ -39,3 +39,27 @@ def test_a_key_missing_or_not_the_one_its_name_says_is_unavailable(tmp_path: Pat
         store.operator_key(other.key_id)
     with pytest.raises(ValueError, match="64 lowercase hex"):
         store.operator_key("../../etc/passwd")
+
+
+def test_monitor_compare_with_one_key_names_a_head_signed_by_another_and_points_to_the_log(
+    tmp_path: Path,
+) -> None:
+    # Two monitors' heads from either side of a key rotation: with --key, the later head's
+    # signature "did not verify" — true, but it is the key history that tells them apart.
+    import json
+
+    from click.testing import CliRunner
+
+    from grattage.entrypoints.cli import cli
+
+    old, new = Signer(Signer.new_private_key()), Signer(Signer.new_private_key())
+    first = tmp_path / "first.json"
+    second = tmp_path / "second.json"
+    first.write_text(json.dumps(old.sign_tree_head(5, 1_000, b"\x01" * 32).to_json()))
+    second.write_text(json.dumps(new.sign_tree_head(9, 2_000, b"\x02" * 32).to_json()))
+    result = CliRunner().invoke(
+        cli, ["monitor", "compare", str(first), str(second), "--key", old.public_key.hex()]
+    )
+    assert result.exit_code == 1, result.output
+    assert f"the head of size 9 is signed by key {new.key_id[:16]}…" in result.stderr
+    assert "give --log" in result.stderr

@@ -23,7 +23,7 @@ import click
 from grattage.adapters.witness_client import WitnessClient
 from grattage.blocks.key_history import KeyChain, KeyPeriod
 from grattage.blocks.log_audit import LogAuditor
-from grattage.blocks.signing import STH_FORMAT, TreeHead
+from grattage.blocks.signing import STH_FORMAT, TreeHead, key_id
 from grattage.blocks.tlog import verify_consistency
 from grattage.entrypoints.cli.files import parse_json, read_document, read_text
 from grattage.errors import InvalidInput, Unavailable, VerificationFailed
@@ -311,7 +311,16 @@ def compare_command(first: Path, second: Path, url: str | None, key_hex: str | N
         except ValueError:
             raise InvalidInput("--key is the operator's public key in hex") from None
         for head in (one, two):
-            head.check(key)
+            try:
+                head.check(key)
+            except VerificationFailed:
+                if head.key_id == key_id(key):
+                    raise
+                raise VerificationFailed(  # a rotation between them? the history tells
+                    f"the head of size {head.tree_size:,} is signed by key {head.key_id[:16]}…, "
+                    f"not the key you gave ({key_id(key)[:16]}…): if the operator rotated its "
+                    "key, give --log, to check each head with the key in force at its size"
+                ) from None
     elif client is not None:
         # Each head with the key in force at its size: the log's history, verified in its head.
         chain = client.key_chain(client.head())
