@@ -466,3 +466,24 @@ def test_a_proof_asked_while_sales_keep_arriving_integrates_one_round(
     assert passes == 1 and proof["receipt"]["ticket_id"] == view.id
     monkeypatch.undo()
     drawn.draw()
+
+
+def test_a_drawer_holding_its_cosignature_draws_on_time_when_the_witness_lists_none(
+    drawn: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The outsider's proxy: the witness's answer to "which heads did you cosign for round R"
+    # came back empty, and the drawer drew the covered sales late, with round R+1, after w_R
+    # was public — a second draw. It holds the cosignature itself: it draws with round R.
+    drawn.stock("cash")
+    player = drawn.player(5000)
+    bought = [_buy(drawn, player) for _ in range(3)]
+    assert drawn.witness is not None
+    monkeypatch.setattr(drawn.witness, "cosigned", lambda number, chain_id: [])
+    assert drawn.draw() == 3
+    receipts = {e["receipt"]["ticket_id"]: e["receipt"] for e in _entries(drawn, "sale.receipt")}
+    drawn_entries = _entries(drawn, "sale.drawn")
+    assert len(drawn_entries) == 3
+    for entry in drawn_entries:
+        receipt = next(r for r in receipts.values() if r["sequence"] == entry["sequence"])
+        assert entry["beacon"] == receipt["beacon"], "drawn late with a later round"
+    assert {view.id for view in bought} == set(receipts)

@@ -14,6 +14,7 @@ import logging
 import secrets
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from grattage.blocks.signing import TreeHead
 from grattage.errors import (
@@ -50,6 +51,9 @@ class Drawer:
     _polled_at: int = 0
     _cosigned: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
     """Per round: the largest head cosigned for it, and when."""
+    _own_cosignatures: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    """Per round: the witness's cosignature of the largest head it cosigned for this drawer,
+    as the witness lists them (``{"sth", "cosignature"}``)."""
     _last_cosigned: TreeHead | None = None
     _last_known: bool = False
     _drawn_through_ms: int = 0
@@ -207,7 +211,7 @@ class Drawer:
             answer = transparency.consistency(self.platform, last.tree_size, head.tree_size)
             proof = [bytes.fromhex(node) for node in answer["proof"]]
         try:
-            witness.cosign(head, number, proof, chain_id)
+            document, _ = witness.cosign(head, number, proof, chain_id)
         except RoundClosed as refused:
             log.info("round %d: %s", number, refused.message)
             return 0
@@ -224,10 +228,12 @@ class Drawer:
             )
             return 0
         self._cosigned[chain_id, number] = (head.tree_size, now)
+        self._own_cosignatures[chain_id, number] = {"sth": head.to_json(), "cosignature": document}
         self._last_cosigned = head
         if len(self._cosigned) > 256:
             for key in sorted(self._cosigned)[:128]:
                 del self._cosigned[key]
+                self._own_cosignatures.pop(key, None)
         return 1
 
     # -- drawing -------------------------------------------------------------------------
@@ -250,11 +256,33 @@ class Drawer:
             total += draw_round(platform, self.published(chain_id, number, round_ms))
             self._drawn_through_ms = round_ms
 
+    def _with_own_cosignature(
+        self, chain_id: str, number: int, listed: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The witness's list of the round's cosigned heads, with the one it cosigned for this
+        drawer if the list lacks a head as large (outsider finding: a list short of it, from a
+        faulty witness or a proxy that dropped it, made the drawer draw those receipts late,
+        with the next round, once this round's value was public — a second draw). Drawn with
+        the cosignature it holds, they are drawn on time, and the cosignature is logged."""
+        own = self._own_cosignatures.get((chain_id, number))
+        if own is None:
+            return listed
+        largest = max((int(pair["sth"]["tree_size"]) for pair in listed), default=0)
+        if int(own["sth"]["tree_size"]) <= largest:
+            return listed
+        log.warning(
+            "the witness lists no head for round %d as large as the one it cosigned for this "
+            "drawer (size %d): drawing with that cosignature",
+            number,
+            own["sth"]["tree_size"],
+        )
+        return [*listed, own]
+
     def published(self, chain_id: str, number: int, round_ms: int) -> PublishedRound:
         """The round, signed and checked, and every head the witness cosigned for it."""
         witness = self.witness
         document, checked = witness.round_document(number, chain_id, wait=True)
-        cosigned = witness.cosigned(number, chain_id)
+        cosigned = self._with_own_cosignature(chain_id, number, witness.cosigned(number, chain_id))
         keys = transparency.key_chain(self.platform)  # a head before a rotation: the old key
         heads = [TreeHead.from_json(pair["sth"]) for pair in cosigned]
         for head in heads:  # each one of this log's own heads, with the key in force at its size
