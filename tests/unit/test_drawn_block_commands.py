@@ -389,3 +389,33 @@ def test_verify_block_names_the_block_s_timing_violations_after_replaying_it_all
     assert "has no resolution 10 rounds" in result.stdout
     assert "everything else valid" in result.stdout and "13 draws replayed" in result.stdout
     assert "1 timing violations of the draw" in result.stderr
+
+
+def test_verify_ticket_with_the_witness_catches_a_ticket_drawn_a_second_time(tmp_path):
+    # The outsider's re-roll: round 4 covered the sale, the operator drew it with round 5.
+    # A player could only be told "only the witness can tell"; with --witness, they ask it.
+    log = late_log()
+    proof = tmp_path / "proof.json"
+    proof.write_text(json.dumps(log.proof(6)))
+    with serving(log) as url, serving_witness(log) as witness:
+        caught = run("verify-ticket", str(proof), "--log", url, "--witness", witness)
+    assert caught.exit_code == 1, caught.output
+    assert "the witness cosigned for round 4 a head covering its receipt" in caught.stderr
+
+
+def test_verify_ticket_with_the_witness_passes_an_honest_late_draw(tmp_path):
+    log = DrawnLog(size=60)
+    log.run(rounds=2, per_round=3)
+    log.sell(1, 4)  # the witness never cosigned for round 4
+    log.cosign(5)
+    log.publish(5)
+    proof = tmp_path / "proof.json"
+    proof.write_text(json.dumps(log.proof(6)))
+    with serving(log) as url, serving_witness(log) as witness:
+        result = run("verify-ticket", str(proof), "--log", url, "--witness", witness)
+        on_time = tmp_path / "on_time.json"
+        on_time.write_text(json.dumps(log.proof(0)))
+        fine = run("verify-ticket", str(on_time), "--log", url, "--witness", witness)
+    assert result.exit_code == 0, result.output
+    assert "LATE draw checked against the witness" in result.stdout
+    assert fine.exit_code == 0 and "no witness check needed" in fine.stdout

@@ -48,6 +48,8 @@ class DrawnSale:
     receipt_round: int = 0
     """The round the receipt names (of chain ``receipt_chain_id``)."""
     receipt_chain_id: str = ""
+    receipt_index: int = 0
+    """The receipt's index in the log: a head of a larger size covers it."""
 
 
 def _included(part: Any, kind: str, head: TreeHead, what: str) -> tuple[int, Mapping[str, Any]]:
@@ -163,6 +165,7 @@ def _verify(
         leaf=str(drawn["leaf"]),
         receipt_round=own[1],
         receipt_chain_id=own[0],
+        receipt_index=receipt_index,
     )
 
 

@@ -155,7 +155,7 @@ def ticket_line(drawn: DrawnSale) -> str:
         f"receipt names; the proof shows a head the witness cosigned for round {drawn.round} "
         "covers the receipt, NOT that no head cosigned for an earlier round did (then the sale "
         "had to be drawn with that one): only the witness can tell whether the lateness was "
-        "forced (grattage monitor URL --state FILE --witness WITNESS_URL)"
+        "forced (give --witness WITNESS_URL)"
         if drawn.late
         else ""
     )

@@ -99,3 +99,31 @@ def late_draws(audit: DrawAudit, commitment: Mapping[str, Any], witness_url: str
     audit.late = mine
     checked = audit.check_late_draws(client.cosigned, client.chain)
     return f"{checked:,} late draws checked against the witness: no earlier round covered them; "
+
+
+def late_ticket(drawn: DrawnSale, commitment: Mapping[str, Any], witness_url: str) -> str:
+    """``verify-ticket --witness``: a late ticket's draw checked as ``monitor --witness`` checks
+    a late draw (the same code): no head the witness cosigned for a round from the receipt's to
+    the one before the draw's covered its receipt — else the sale had to be drawn with that
+    round, and this one was drawn a second time. What to say."""
+    if not drawn.late:
+        return "drawn with the round its receipt names: no witness check needed"
+    client = WitnessClient(witness_url, bytes.fromhex(commitment["witness_key"]))
+    audit = DrawAudit()
+    audit.late = [
+        (
+            commitment["block_id"],
+            drawn.n,
+            drawn.receipt_index,
+            drawn.receipt_chain_id,
+            drawn.receipt_round,
+            drawn.chain_id,
+            drawn.round,
+        )
+    ]
+    audit.check_late_draws(client.cosigned, client.chain)
+    return (
+        f"LATE draw checked against the witness at {witness_url}: no head it cosigned for round "
+        f"{drawn.receipt_round} up to the round before {drawn.round} covered the receipt, so "
+        "the lateness was forced"
+    )

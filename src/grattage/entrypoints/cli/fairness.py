@@ -74,8 +74,18 @@ def _extends(head: TreeHead, client: LogClient, current: TreeHead) -> None:
         "block's draws, so that no other sale got its unit."
     ),
 )
+@click.option(
+    "--witness",
+    "witness_url",
+    help="A ticket drawn late: check with its witness (URL) that no earlier round covered it.",
+)
 def verify_ticket_command(
-    proof_file: Path, sth_file: Path | None, url: str | None, key_hex: str | None, replay: bool
+    proof_file: Path,
+    sth_file: Path | None,
+    url: str | None,
+    key_hex: str | None,
+    replay: bool,
+    witness_url: str | None,
 ) -> None:
     """Check a ticket's proof offline: its unit is in the committed block, its design
     re-derives, and (version 2) its commitment and receipt are in the operator's log."""
@@ -83,8 +93,10 @@ def verify_ticket_command(
         raise InvalidInput("verify-ticket --replay needs --log URL: the draws are the log's")
     proof = read_document(proof_file, "a ticket proof", proofs_v2.PROOF_FORMAT, proofs.PROOF_FORMAT)
     if proof["format"] == proofs.PROOF_FORMAT:
-        if replay:
-            raise InvalidInput("--replay replays a drawn block's draws: a version-1 proof has none")
+        if replay or witness_url:
+            raise InvalidInput(
+                "--replay and --witness check a drawn ticket: a version-1 proof has none"
+            )
         verified = proofs.verify_ticket_proof(proof)
         block = verified.block
         click.echo(
@@ -118,8 +130,12 @@ def verify_ticket_command(
         if replay and client is not None:
             sold = drawn_history.replay_to_head(client, checked.head, block.commitment, drawn)
         click.echo(f"  {sold}")
-    elif replay:
-        raise InvalidInput("--replay replays a drawn block's draws: this ticket's is not drawn")
+        if witness_url is not None:
+            click.echo(f"  {drawn_history.late_ticket(drawn, block.commitment, witness_url)}")
+    elif replay or witness_url:
+        raise InvalidInput(
+            "--replay and --witness check a drawn ticket: this ticket's is not drawn"
+        )
     click.echo(
         f"{proof_file}: valid — sale {checked.receipt['sequence']:,} of block "
         f"{block.block_id.hex()}, unit {checked.position:,} of {block.size:,}, prize "
