@@ -52,8 +52,11 @@ def _served(route: Callable[[str, dict[str, Any]], Any]) -> Iterator[str]:
 
 
 @contextmanager
-def serving(log: DrawnLog, files: dict[str, bytes] | None = None) -> Iterator[str]:
-    """The operator's log routes (and ``files``: path → bytes, e.g. a block's draws)."""
+def serving(
+    log: DrawnLog, files: dict[str, bytes] | None = None, draw_margin_ms: int | None = None
+) -> Iterator[str]:
+    """The operator's log routes (and ``files``: path → bytes, e.g. a block's draws; with
+    ``draw_margin_ms``, ``GET /api/log/draw-rule`` publishes it)."""
     head = log.head()
 
     def route(path: str, query: dict[str, Any]) -> Any:
@@ -67,8 +70,11 @@ def serving(log: DrawnLog, files: dict[str, bytes] | None = None) -> Iterator[st
                 "public_key": log.operator.public_key.hex(),
                 "key_id": log.operator.key_id,
             }
-        if name == "sth":
-            return head.to_json()
+        published = {"sth": head.to_json()}
+        if draw_margin_ms is not None:
+            published["draw-rule"] = {"draw_margin_ms": draw_margin_ms}
+        if name in published:
+            return published[name]
         if name == "entries":
             start = number["start"]
             end = min(number["end"], head.tree_size - 1, start + 999)

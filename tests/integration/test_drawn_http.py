@@ -165,3 +165,11 @@ def test_a_block_row_whose_count_was_set_back_refuses_the_sale_as_json_and_debit
             text("UPDATE blocks SET sold = 2, last_receipt_sha256 = :tip"),
             {"tip": document_sha256(bought[1]["receipt"]).hex()},
         )
+
+
+def test_the_log_publishes_the_draw_margin_a_monitor_checks_rounds_with(
+    client: TestClient, world: World
+) -> None:
+    answer = client.get("/api/log/draw-rule")
+    assert answer.status_code == 200
+    assert answer.json() == {"draw_margin_ms": world.platform.policy.draw_margin_ms}

@@ -419,3 +419,21 @@ def test_verify_ticket_with_the_witness_passes_an_honest_late_draw(tmp_path):
     assert result.exit_code == 0, result.output
     assert "LATE draw checked against the witness" in result.stdout
     assert fine.exit_code == 0 and "no witness check needed" in fine.stdout
+
+
+def test_the_monitor_checks_rounds_exactly_with_the_margin_the_server_publishes(tmp_path):
+    # Outsider finding: the exact check needed a margin published nowhere, so a default run
+    # accepted a receipt naming the next round but one. GET /api/log/draw-rule publishes it.
+    log = DrawnLog(size=60)
+    log.run(1, 2)
+    log.sell(1, 4, at_ms=log.round_time(3) - 300)  # a margin of 100 ms gives round 3
+    log.cosign(4)
+    log.publish(4)
+    with serving(log, draw_margin_ms=100) as url:
+        caught = run("monitor", url, "--state", str(tmp_path / "published.json"))
+    with serving(log) as url:
+        lenient = run("monitor", url, "--state", str(tmp_path / "unpublished.json"))
+    assert caught.exit_code == 1, caught.output
+    assert "names round 4, " in caught.stderr and "give round 3" in caught.stderr
+    assert lenient.exit_code == 0, lenient.output
+    assert "none published: give --draw-margin-ms" in lenient.stdout

@@ -229,8 +229,9 @@ def monitor_command() -> None:
 @click.option(
     "--draw-margin-ms",
     type=click.IntRange(0, 60_000),
-    help="The server's GRATTAGE_DRAW_MARGIN_MS, if known: each receipt's round is then checked "
-    "exactly; without it, as what holds for any margin up to a period (docs/draw.md).",
+    help="The server's GRATTAGE_DRAW_MARGIN_MS: each receipt's round is then checked exactly. "
+    "By default the margin the server publishes (GET /api/log/draw-rule); a server that "
+    "publishes none is checked as what holds for any margin up to a period (docs/draw.md).",
 )
 def check_command(
     url: str, state_file: Path, witness_url: str | None, draw_margin_ms: int | None
@@ -238,8 +239,12 @@ def check_command(
     """Check every new entry of the log at URL, and that it only grew since the last run."""
     state = _load_state(state_file)
     known = 0 if state is None else len(state.keys.periods)
+    client = LogClient(url)
+    margin_said = "given"
+    if draw_margin_ms is None:
+        draw_margin_ms, margin_said = _published_margin(client), "published"
     try:
-        auditor, checked = watch(LogClient(url), state, draw_margin_ms)
+        auditor, checked = watch(client, state, draw_margin_ms)
         late = _check_late_draws(auditor, witness_url)
     except VerificationFailed:  # it stops there; what was recorded before is still named
         if state is not None:
@@ -256,7 +261,12 @@ def check_command(
     click.echo(
         f"{url}: {'clean — ' if not violations else ''}{checked:,} new entries checked, head "
         f"of size {auditor.head.tree_size:,} (root {auditor.head.root_hash.hex()[:16]}…) "
-        f"consistent with every head seen before{late}"
+        f"consistent with every head seen before{late}; drawn receipts' rounds checked "
+        + (
+            f"exactly, with the {margin_said} draw margin of {draw_margin_ms} ms"
+            if draw_margin_ms is not None
+            else "as what holds for any margin (none published: give --draw-margin-ms)"
+        )
     )
     if violations:
         _echo_timing_violations(auditor)
@@ -264,6 +274,18 @@ def check_command(
             f"{len(violations):,} timing violations of the draw recorded in {state_file} "
             "(each checked past: the monitor goes on; the state keeps them)"
         )
+
+
+def _published_margin(client: LogClient) -> int | None:
+    """The server's draw margin (``GET /api/log/draw-rule``); None from a server without it."""
+    try:
+        answer = client.get("draw-rule")
+    except VerificationFailed:  # a 404 from a server before the route: the lenient check
+        return None
+    margin = answer.get("draw_margin_ms") if isinstance(answer, dict) else None
+    if not isinstance(margin, int) or isinstance(margin, bool) or not 0 <= margin <= 60_000:
+        raise VerificationFailed("the log's draw rule names no draw margin (0 to 60 000 ms)")
+    return margin
 
 
 def _echo_timing_violations(auditor: LogAuditor) -> None:

@@ -240,6 +240,13 @@ class LogEntries(Answer):
     entries: list[LogEntry]
 
 
+class DrawRule(Answer):
+    """What the round a drawn sale names depends on, besides its time (docs/draw.md, "The
+    round of a sale"): with it, a monitor checks each receipt's round exactly."""
+
+    draw_margin_ms: int
+
+
 class InclusionProof(Answer):
     index: int
     tree_size: int

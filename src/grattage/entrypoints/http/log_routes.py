@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query, Request
 from grattage.entrypoints.http.answers import (
     ERRORS,
     ConsistencyProof,
+    DrawRule,
     InclusionProof,
     LogEntries,
     LogKey,
@@ -29,6 +30,13 @@ Size = Annotated[int, Query(ge=1, le=2**62)]
 def key(request: Request) -> LogKey:
     """The operator's Ed25519 public key: commitments, receipts and tree heads are signed by it."""
     return LogKey(**transparency.operator_key(platform_of(request)))
+
+
+@router.get("/draw-rule")
+def draw_rule(request: Request) -> DrawRule:
+    """The server's draw margin: each drawn receipt names the first round at least this long
+    after its time (or its block's previous receipt's round, if later)."""
+    return DrawRule(draw_margin_ms=platform_of(request).policy.draw_margin_ms)
 
 
 @router.get("/sth")
