@@ -63,3 +63,26 @@ def test_monitor_compare_with_one_key_names_a_head_signed_by_another_and_points_
     assert result.exit_code == 1, result.output
     assert f"the head of size 9 is signed by key {new.key_id[:16]}…" in result.stderr
     assert "give --log" in result.stderr
+
+
+def test_a_log_key_history_whose_first_key_starts_after_entry_0_is_refused() -> None:
+    # The outsider's doctored GET /api/log/key (the first key's from_index set to 1): the
+    # monitor and verify-block refused it, verify-ticket --log took it.
+    from grattage.entrypoints.cli.monitor import LogClient
+    from grattage.errors import VerificationFailed
+
+    signer = Signer(Signer.new_private_key())
+    head = signer.sign_tree_head(3, 1_000, b"\x03" * 32)
+
+    class Doctored(LogClient):
+        def get(self, path: str, **params: int) -> object:
+            assert path == "key"
+            period = {"key_id": signer.key_id, "public_key": signer.public_key.hex()}
+            return {
+                "algorithm": "Ed25519",
+                **period,
+                "keys": [{**period, "from_index": 1, "change_index": None}],
+            }
+
+    with pytest.raises(VerificationFailed, match="starts at entry 1, not 0"):
+        Doctored("http://log.test").key_chain(head)

@@ -82,6 +82,10 @@ class LogClient:
         with its inclusion proof in ``head`` and checked as a monitor checks it; then ``head``
         is checked with the key in force at its size."""
         history = self.key_history()
+        if history[0].from_index != 0:  # the first key signs from the log's first entry
+            raise VerificationFailed(
+                f"the log's key history starts at entry {history[0].from_index}, not 0"
+            )
         chain = KeyChain(history[0].public_key)
         for period in history[1:]:
             index = period.change_index
