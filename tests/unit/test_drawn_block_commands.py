@@ -437,3 +437,16 @@ def test_the_monitor_checks_rounds_exactly_with_the_margin_the_server_publishes(
     assert "names round 4, " in caught.stderr and "give round 3" in caught.stderr
     assert lenient.exit_code == 0, lenient.output
     assert "none published: give --draw-margin-ms" in lenient.stdout
+
+
+def test_a_proof_whose_draw_lacks_a_member_is_refused_in_words(ended, tmp_path):
+    # Outsider finding: "malformed draw: KeyError: 'cosigned'" — a Python name, not a reason.
+    proof = ended.proof(17)
+    del proof["draw"]["cosigned"]
+    path = tmp_path / "proof.json"
+    path.write_text(json.dumps(proof))
+    with serving(ended) as url:
+        result = run("verify-ticket", str(path), "--log", url)
+    assert result.exit_code == 1, result.output
+    assert "malformed draw: it has no 'cosigned' member" in result.stderr
+    assert "KeyError" not in result.stderr

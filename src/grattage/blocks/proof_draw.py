@@ -104,8 +104,12 @@ def verify_draw(
         return _verify(draw, commitment, receipt, receipt_index, head, keys)
     except VerificationFailed:
         raise
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise VerificationFailed(f"malformed draw: {exc.__class__.__name__}: {exc}") from None
+    except KeyError as exc:  # said in words: an exception's name means nothing to a player
+        raise VerificationFailed(f"malformed draw: it has no {exc.args[0]!r} member") from None
+    except (AttributeError, TypeError, ValueError):
+        raise VerificationFailed(
+            "malformed draw: a member of the proof's draw has the wrong type or value"
+        ) from None
 
 
 def _verify(
