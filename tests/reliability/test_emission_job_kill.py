@@ -103,7 +103,7 @@ def test_sigkill_mid_job_leaves_whole_blocks_and_the_job_failed_at_the_next_look
     operators.create(world.platform, OPERATOR, PASSWORD)
     env = server_env(world, job_stale_seconds=1)
     table = big_table_text("cash", UNITS // 40, on_sale=True)
-    body = {"game": "cash", "blocks": 3, "prize_table": table, "prize_table_name": "big.toml"}
+    body = {"game": "cash", "blocks": 6, "prize_table": table, "prize_table_name": "big.toml"}
     server = Serving(env, tmp_path / "server.log")
     seen: list[dict[str, Any]] = []
     try:
@@ -114,7 +114,11 @@ def test_sigkill_mid_job_leaves_whole_blocks_and_the_job_failed_at_the_next_look
         assert time.monotonic() - started < 5  # at once, not after the blocks
         location = server.base + answer.headers["Location"]
         deadline = time.monotonic() + 300
-        while not seen or not (seen[-1]["block"] == 2 and seen[-1]["stage"] == "committing"):
+        # Killed at the first look that sees block 2 or a later one under way, whatever its
+        # stage: the worker running the job answers the looks slowly (it holds the GIL), and
+        # waiting for block 2's commit stage exactly let the whole job finish between two
+        # looks on a quick machine (three looks in all).
+        while not seen or seen[-1]["block"] < 2:
             assert time.monotonic() < deadline, seen[-1:]
             job = httpx.get(location, headers=admin, timeout=10).json()
             assert job["state"] == "running", job
@@ -124,12 +128,12 @@ def test_sigkill_mid_job_leaves_whole_blocks_and_the_job_failed_at_the_next_look
     finally:
         server.stop()
     killed_at = seen[-1]
-    # Killed while block 2 was being committed: block 1 whole, block 2 absent — or, on a quick
-    # machine, block 2 stored whole in the moment between the last look and the kill. Never a
-    # part of a block.
+    # Killed while block b ≥ 2 was being made: blocks 1 … b-1 whole, block b absent — or
+    # stored whole in the moment between the last look and the kill. Never a part of a block.
     stored = block_facts(world)
     made = [facts[0] for facts in stored]
-    assert made in ([1], [1, 2])
+    assert made == list(range(1, len(made) + 1))
+    assert killed_at["block"] - 1 <= len(made) <= killed_at["block"]
     assert stored == [(block, "pending", UNITS, UNITS, 1) for block in made]
     assert job_state(world) == "running"  # nobody was left to say otherwise
 
