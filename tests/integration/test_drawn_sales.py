@@ -409,6 +409,26 @@ def test_every_receipt_of_concurrent_buyers_names_the_round_its_time_and_the_pre
     world.check_books = False  # no drawer runs here: the sales stay covered
 
 
+def _sell_during_every_integration(
+    drawn: World, player: int, monkeypatch: pytest.MonkeyPatch
+) -> list[int]:
+    """Patch the log's integration so that a sale arrives during each of its passes (the first
+    29) over this world's platform; the count of those passes, kept up to date in the list."""
+    passes = [0]
+    real = transparency._integrate
+
+    def integrate_while_selling(platform: Any, limit: int) -> Any:
+        placed = real(platform, limit)
+        if platform is drawn.platform:  # not a drawer thread an earlier test left running
+            passes[0] += 1
+            if passes[0] < 30:
+                _buy(drawn, player)
+        return placed
+
+    monkeypatch.setattr(transparency, "_integrate", integrate_while_selling)
+    return passes
+
+
 def test_a_cosign_turn_integrates_one_round_while_sales_keep_arriving(
     drawn: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -417,23 +437,11 @@ def test_a_cosign_turn_integrates_one_round_while_sales_keep_arriving(
     drawn.stock("cash")
     player = drawn.player(100_000)
     _buy(drawn, player)
-    passes = 0
-    real = transparency._integrate
-
-    def integrate_while_selling(platform: Any, limit: int) -> Any:
-        nonlocal passes
-        placed = real(platform, limit)
-        if platform is drawn.platform:  # not a drawer thread an earlier test left running
-            passes += 1
-            if passes < 30:
-                _buy(drawn, player)
-        return placed
-
-    monkeypatch.setattr(transparency, "_integrate", integrate_while_selling)
+    passes = _sell_during_every_integration(drawn, player, monkeypatch)
     Drawer(drawn.platform).cosign()
-    assert passes == 1
+    assert passes == [1]
     monkeypatch.undo()
-    assert drawn.draw() == passes + 1  # every sale, the one sold during the turn too
+    assert drawn.draw() == passes[0] + 1  # every sale, the one sold during the turn too
 
 
 def test_a_proof_asked_while_sales_keep_arriving_integrates_one_round(
@@ -451,21 +459,9 @@ def test_a_proof_asked_while_sales_keep_arriving_integrates_one_round(
     assert drawn.witness is not None
     drawn.witness.clock.set(round_ms)  # type: ignore[attr-defined]
     assert drawer.draw() == 1  # its resolution waits in the queue
-    passes = 0
-    real = transparency._integrate
-
-    def integrate_while_selling(platform: Any, limit: int) -> Any:
-        nonlocal passes
-        placed = real(platform, limit)
-        if platform is drawn.platform:  # not a drawer thread an earlier test left running
-            passes += 1
-            if passes < 30:
-                _buy(drawn, player)
-        return placed
-
-    monkeypatch.setattr(transparency, "_integrate", integrate_while_selling)
+    passes = _sell_during_every_integration(drawn, player, monkeypatch)
     proof = fairness.ticket_proof(drawn.platform, player, view.id)
-    assert passes == 1 and proof["receipt"]["ticket_id"] == view.id
+    assert passes == [1] and proof["receipt"]["ticket_id"] == view.id
     monkeypatch.undo()
     drawn.draw()
 

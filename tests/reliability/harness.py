@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -321,3 +321,29 @@ def witness_for(
         yield witness, key
     finally:
         witness.stop()
+
+
+def child_of_serve(server: Server, command: str) -> int | None:
+    """The pid of the ``grattage <command>`` child of ``serve`` (its drawer, ``draw``, or its
+    sequencer, ``sequence``), if one runs."""
+    assert server.process is not None
+    # -ww: never cut the command line at 80 columns (ps's width when piped), which cut the
+    # command off the end in a clone at a longer path (CI's)
+    listed = subprocess.run(
+        ["ps", "-ww", "--ppid", str(server.process.pid), "-o", "pid=,args="],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    for line in listed.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if args.split()[-1:] == [command]:
+            return int(pid)
+    return None
+
+
+def wait_for(condition: Callable[[], object], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -20,41 +18,20 @@ from grattage.adapters.witness_client import WitnessClient
 from grattage.adapters.witness_port import HttpWitness
 from support import World
 
-from .harness import Server, big_table, log_in, server_env
+from .harness import Server, big_table, child_of_serve, log_in, server_env, wait_for
 from .test_drawn_crash import witness_for
 
 DEPOSIT = 100_000
 
 
 def _drawer_of(server: Server) -> int | None:
-    """The pid of the ``grattage draw`` child of ``serve``, if one runs."""
-    assert server.process is not None
-    # -ww: never cut the command line at 80 columns (ps's width when piped), which cut
-    # "draw" off the end in a clone at a longer path (CI's)
-    listed = subprocess.run(
-        ["ps", "-ww", "--ppid", str(server.process.pid), "-o", "pid=,args="],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    for line in listed.splitlines():
-        pid, _, args = line.strip().partition(" ")
-        if args.split()[-1:] == ["draw"]:
-            return int(pid)
-    return None
+    return child_of_serve(server, "draw")
 
 
 def _health(base: str) -> dict[str, str]:
     answer = httpx.get(f"{base}/api/health", timeout=10)
     assert answer.status_code == 200
     return dict(answer.json())
-
-
-def _wait_for(condition: object, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, what
-        time.sleep(0.1)
 
 
 def _waiting(world: World) -> int:
@@ -82,7 +59,7 @@ def test_a_drawer_killed_under_serve_comes_back_and_draws_the_waiting_sales(
         try:
             token = log_in(server.base, "liveness@example.org")
             headers = {"Authorization": f"Bearer {token}"}
-            _wait_for(lambda: _health(server.base)["draw"] == "running", 30, "no draw running")
+            wait_for(lambda: _health(server.base)["draw"] == "running", 30, "no draw running")
             first = _drawer_of(server)
             assert first is not None
             os.kill(first, signal.SIGKILL)
@@ -99,18 +76,18 @@ def test_a_drawer_killed_under_serve_comes_back_and_draws_the_waiting_sales(
                 else:
                     assert (answer.status_code, answer.json()["error"]) == (503, "unavailable")
             assert bought, "no sale taken while the dead drawer's lease still ran"
-            _wait_for(lambda: _drawer_of(server) not in (None, first), 30, "never restarted")
-            _wait_for(lambda: _waiting(world) == 0, 30, f"sales never drawn:\n{server.log()}")
+            wait_for(lambda: _drawer_of(server) not in (None, first), 30, "never restarted")
+            wait_for(lambda: _waiting(world) == 0, 30, f"sales never drawn:\n{server.log()}")
             for ticket in bought:
                 got = httpx.get(f"{server.base}/api/tickets/{ticket}", headers=headers, timeout=30)
                 assert got.json()["state"] == "finished"
-            _wait_for(lambda: _health(server.base)["draw"] == "running", 30, "draw not back")
+            wait_for(lambda: _health(server.base)["draw"] == "running", 30, "draw not back")
             assert "the drawer (pid" in server.log() and "exited with code -9" in server.log()
             second = _drawer_of(server)
         finally:
             server.stop()
         assert second is not None  # stopped with the server, not restarted
-        _wait_for(lambda: not Path(f"/proc/{second}").exists(), 15, "the drawer outlived serve")
+        wait_for(lambda: not Path(f"/proc/{second}").exists(), 15, "the drawer outlived serve")
 
 
 def test_with_no_drawer_at_all_a_purchase_answers_503_and_debits_nothing(

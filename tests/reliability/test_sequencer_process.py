@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -16,32 +15,13 @@ import httpx
 
 from support import World
 
-from .harness import Server, big_table, log_in, server_env
+from .harness import Server, big_table, child_of_serve, log_in, server_env, wait_for
 
 DEPOSIT = 100_000
 
 
 def _sequencer_of(server: Server) -> int | None:
-    """The pid of the ``grattage sequence`` child of ``serve``, if one runs."""
-    assert server.process is not None
-    listed = subprocess.run(  # -ww: the whole command line, however long the path
-        ["ps", "-ww", "--ppid", str(server.process.pid), "-o", "pid=,args="],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    for line in listed.splitlines():
-        pid, _, args = line.strip().partition(" ")
-        if args.split()[-1:] == ["sequence"]:
-            return int(pid)
-    return None
-
-
-def _wait_for(condition: object, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
+    return child_of_serve(server, "sequence")
 
 
 def _queued(world: World) -> int:
@@ -73,26 +53,26 @@ def test_a_sequencer_killed_under_serve_comes_back_and_merges_every_receipt(
     server.start()
     try:
         headers = {"Authorization": f"Bearer {log_in(server.base, 'sequencer@example.org')}"}
-        _wait_for(lambda: _sequencer_of(server) is not None, 30, "no sequencer beside serve")
+        wait_for(lambda: _sequencer_of(server) is not None, 30, "no sequencer beside serve")
         first = _sequencer_of(server)
         assert first is not None
         before = _head_size(server.base)
         _buy(server.base, headers, 5)
-        _wait_for(lambda: _queued(world) == 0, 10, f"receipts never merged:\n{server.log()}")
-        _wait_for(lambda: _head_size(server.base) >= before + 5, 10, "no head signed for them")
+        wait_for(lambda: _queued(world) == 0, 10, f"receipts never merged:\n{server.log()}")
+        wait_for(lambda: _head_size(server.base) >= before + 5, 10, "no head signed for them")
 
         os.kill(first, signal.SIGKILL)
-        _wait_for(lambda: _sequencer_of(server) != first, 10, "the dead sequencer stayed listed")
+        wait_for(lambda: _sequencer_of(server) != first, 10, "the dead sequencer stayed listed")
         _buy(server.base, headers, 5)  # while none runs, or just restarted: they wait, queued
-        _wait_for(lambda: _sequencer_of(server) not in (None, first), 30, "never restarted")
-        _wait_for(lambda: _queued(world) == 0, 30, f"receipts left waiting:\n{server.log()}")
-        _wait_for(lambda: _head_size(server.base) >= before + 10, 10, "no head signed for them")
+        wait_for(lambda: _sequencer_of(server) not in (None, first), 30, "never restarted")
+        wait_for(lambda: _queued(world) == 0, 30, f"receipts left waiting:\n{server.log()}")
+        wait_for(lambda: _head_size(server.base) >= before + 10, 10, "no head signed for them")
         assert "the sequencer (pid" in server.log() and "exited with code -9" in server.log()
         second = _sequencer_of(server)
     finally:
         server.stop()
     assert second is not None  # stopped with the server, not restarted
-    _wait_for(lambda: not Path(f"/proc/{second}").exists(), 15, "the sequencer outlived serve")
+    wait_for(lambda: not Path(f"/proc/{second}").exists(), 15, "the sequencer outlived serve")
 
 
 def test_serve_s_workers_leave_the_merge_to_the_sequencer(world: World, tmp_path: Path) -> None:
@@ -105,7 +85,7 @@ def test_serve_s_workers_leave_the_merge_to_the_sequencer(world: World, tmp_path
     server.start()
     try:
         headers = {"Authorization": f"Bearer {log_in(server.base, 'workers@example.org')}"}
-        _wait_for(lambda: _sequencer_of(server) is not None, 30, "no sequencer beside serve")
+        wait_for(lambda: _sequencer_of(server) is not None, 30, "no sequencer beside serve")
         sequencer = _sequencer_of(server)
         assert sequencer is not None
         os.kill(sequencer, signal.SIGSTOP)
@@ -115,6 +95,6 @@ def test_serve_s_workers_leave_the_merge_to_the_sequencer(world: World, tmp_path
             assert _queued(world) == 3
         finally:
             os.kill(sequencer, signal.SIGCONT)
-        _wait_for(lambda: _queued(world) == 0, 10, "the sequencer did not merge them")
+        wait_for(lambda: _queued(world) == 0, 10, "the sequencer did not merge them")
     finally:
         server.stop()
