@@ -10,7 +10,7 @@ import pytest
 
 from grattage.errors import NotOnSale, SoldOut
 from grattage.service.block_lifecycle import MAX_UNIT_ATTEMPTS, take_unit
-from grattage.service.model import BlockState, Unit
+from grattage.service.model import NO_CHAIN_TIP, BlockState, ChainTip, Unit
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -39,9 +39,10 @@ class Blocks:
         self.lookups += 1
         return self.open_ids[min(self.lookups, len(self.open_ids)) - 1]
 
-    def take_unit(self, block_id: int) -> tuple[int, int, int] | None:
+    def take_unit(self, block_id: int) -> tuple[int, int, int, ChainTip] | None:
         self.taken_from.append(block_id)
-        return self.takes.pop(0) if self.takes else None
+        taken = self.takes.pop(0) if self.takes else None
+        return None if taken is None else (*taken, NO_CHAIN_TIP)
 
     def set_state(self, block_id: int, state: BlockState, only_from: BlockState) -> bool:
         self.changes.append((block_id, only_from, state))

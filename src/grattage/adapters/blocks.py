@@ -23,7 +23,7 @@ from grattage.adapters.tables import (
     blocks,
     emissions,
 )
-from grattage.service.model import Block, BlockState, NewBlock
+from grattage.service.model import Block, BlockState, ChainTip, NewBlock
 
 UNSOLD_STATES: tuple[BlockState, ...] = ("open", "pending")
 """The states whose unsold units can still be sold."""
@@ -140,9 +140,16 @@ class SqlBlocks:
     def open_block_ids(self, game: str) -> list[int]:
         return [int(row[0]) for row in OPEN_BLOCK_IDS(self.db, {"game": game})]
 
-    def take_unit(self, block_id: int) -> tuple[int, int, int] | None:
+    def take_unit(self, block_id: int) -> tuple[int, int, int, ChainTip] | None:
         taken = TAKE_UNIT(self.db, {"block_id": block_id}).first()
-        return None if taken is None else (int(taken[0]), int(taken[1]), int(taken[2]))
+        if taken is None:
+            return None
+        sold, size, price_cents, receipt_sha256, round_ms = taken
+        tip = ChainTip(
+            None if receipt_sha256 is None else str(receipt_sha256),
+            None if round_ms is None else int(round_ms),
+        )
+        return int(sold), int(size), int(price_cents), tip
 
     def count_prize_sold(self, block_id: int, prize_cents: int) -> int:
         return int(

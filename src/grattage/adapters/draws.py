@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from grattage.adapters.db_time import to_db_time
 from grattage.adapters.draw_tables import (
@@ -23,10 +24,11 @@ from grattage.adapters.draw_tables import (
     logged_beacon_chains,
 )
 from grattage.adapters.driver_sql import (
-    CHAIN_TIP,
     DEQUEUE_DRAW,
     DROP_SLOT,
+    PLACE_TICKET,
     QUEUE_DRAW,
+    QUEUE_DRAW_PLACE_TICKET_AND_SET_CHAIN_TIP,
     RESOLVE_TICKET,
     SET_CHAIN_TIP,
     SET_SLOT,
@@ -35,6 +37,8 @@ from grattage.adapters.driver_sql import (
 )
 from grattage.adapters.rows import record_of
 from grattage.adapters.tables import blocks, log_entries, tickets
+from grattage.adapters.tickets import names_the_sale_index
+from grattage.errors import Inconsistent
 from grattage.service.draw_port import QueuedDraw, SlotState
 from grattage.service.model import Ticket
 
@@ -66,10 +70,6 @@ class SqlDraws:
         return None if row is None else (int(row[0]), bytes(row[1]))
 
     # -- the sale (driver SQL: every drawn sale runs them) -------------------------------
-    def chain_tip(self, block_id: int) -> tuple[str | None, int | None]:
-        row = CHAIN_TIP(self.db, {"block_id": block_id}).one()
-        return (None if row[0] is None else str(row[0]), None if row[1] is None else int(row[1]))
-
     def set_chain_tip(self, block_id: int, receipt_sha256: str, round_ms: int | None) -> None:
         SET_CHAIN_TIP(
             self.db,
@@ -79,7 +79,24 @@ class SqlDraws:
     def queue(self, draw: QueuedDraw) -> None:
         values = dict(draw.__dict__)
         del values["receipt_index"]
-        QUEUE_DRAW(self.db, values)
+        try:
+            if self.db.dialect.name == "sqlite":
+                QUEUE_DRAW(self.db, values)
+                PLACE_TICKET(self.db, values)
+                SET_CHAIN_TIP(self.db, values)
+            else:
+                QUEUE_DRAW_PLACE_TICKET_AND_SET_CHAIN_TIP(self.db, values)
+        except IntegrityError as error:
+            if not names_the_sale_index(error):
+                raise  # any other broken constraint is a bug: a 500 with its traceback
+            # The block row, locked by this sale, gave an index a stored ticket already has:
+            # its count was set back (the outsider's ``UPDATE blocks SET sold = …``). Selling
+            # on would fork the receipt chain; the transaction rolls back, nothing is debited.
+            raise Inconsistent(
+                f"block row {draw.block_id} says sale {draw.sequence} is next, and a "
+                "ticket already has that index: the database is inconsistent, no sale of "
+                "this block until an operator repairs it"
+            ) from error
 
     # -- the drawer ----------------------------------------------------------------------
     def earliest_round(self) -> tuple[str, int, int] | None:

@@ -155,12 +155,12 @@ OPEN_BLOCK_IDS = DriverSql(
     """SELECT id FROM blocks WHERE game = :game AND state = 'open' AND sold < size
        ORDER BY id LIMIT 16"""
 )
+# With a drawn block's receipt chain tip (docs/draw.md), read on the row this locks.
 TAKE_UNIT = DriverSql(
     """UPDATE blocks SET sold = sold + 1
-       WHERE id = :block_id AND state = 'open' AND sold < size RETURNING sold, size, price_cents"""
+       WHERE id = :block_id AND state = 'open' AND sold < size
+       RETURNING sold, size, price_cents, last_receipt_sha256, last_round_ms"""
 )
-# A drawn block's receipt chain, on the row TAKE_UNIT has just locked (docs/draw.md).
-CHAIN_TIP = DriverSql("SELECT last_receipt_sha256, last_round_ms FROM blocks WHERE id = :block_id")
 SET_CHAIN_TIP = DriverSql(
     """UPDATE blocks SET last_receipt_sha256 = :receipt_sha256, last_round_ms = :round_ms
        WHERE id = :block_id"""
@@ -169,6 +169,25 @@ QUEUE_DRAW = DriverSql(
     """INSERT INTO draw_queue
        (ticket_id, block_id, sequence, chain_id, round, round_ms, receipt_sha256)
        VALUES (:ticket_id, :block_id, :sequence, :chain_id, :round, :round_ms, :receipt_sha256)"""
+)
+PLACE_TICKET = DriverSql(
+    "UPDATE tickets SET block_id = :block_id, sequence = :sequence WHERE id = :ticket_id"
+)
+# The three above in one round trip, on PostgreSQL (data-modifying WITH, which SQLite lacks):
+# a drawn sale runs them while it holds its block's row, which every sale of the game waits
+# for — on PostgreSQL each statement there is a round trip added to every sale's wait.
+QUEUE_DRAW_PLACE_TICKET_AND_SET_CHAIN_TIP = DriverSql(
+    """WITH queued AS (
+           INSERT INTO draw_queue
+           (ticket_id, block_id, sequence, chain_id, round, round_ms, receipt_sha256)
+           VALUES (:ticket_id, :block_id, :sequence, :chain_id, :round, :round_ms,
+                   :receipt_sha256)),
+       placed AS (
+           UPDATE tickets SET block_id = :block_id, sequence = :sequence
+           WHERE id = :ticket_id)
+       UPDATE blocks SET last_receipt_sha256 = :receipt_sha256, last_round_ms = :round_ms
+       WHERE id = :block_id""",
+    returns_rows=False,
 )
 # The drawer's statements: each draw runs them (docs/draw.md).
 SLOT = DriverSql(

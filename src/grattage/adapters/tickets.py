@@ -20,7 +20,7 @@ def _ticket(row: Any) -> Ticket:
     return record_of(Ticket, row)
 
 
-def _names_the_sale_index(error: IntegrityError) -> bool:
+def names_the_sale_index(error: IntegrityError) -> bool:
     """PostgreSQL names the constraint; SQLite names its columns."""
     text = str(error.orig)
     return "one_sale_per_index" in text or "tickets.block_id, tickets.sequence" in text
@@ -40,7 +40,7 @@ class SqlTickets:
         try:
             return int(INSERT_TICKET(self.db, values).scalar_one())
         except IntegrityError as error:
-            if ticket.sequence is None or not _names_the_sale_index(error):
+            if ticket.sequence is None or not names_the_sale_index(error):
                 raise  # any other broken constraint is a bug: a 500 with its traceback
             # The block row, locked by this sale, gave an index a stored ticket already has:
             # its count was set back (the outsider's ``UPDATE blocks SET sold = …``). Selling

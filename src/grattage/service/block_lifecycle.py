@@ -82,13 +82,13 @@ def take_unit(
             hinted = None
             seen.pop(game, None)
             continue
-        sold, size, price_cents = taken
+        sold, size, price_cents, chain_tip = taken
         if sold == size:
             seen.pop(game, None)
             repos.blocks.set_state(block_id, "exhausted", only_from="open")
             if not repos.blocks.has_suspended(game):  # a halted game waits for the operator
                 repos.blocks.open_next_pending(game)
-        return Unit(block_id=block_id, position=sold - 1, price_cents=price_cents)
+        return Unit(block_id, sold - 1, price_cents, chain_tip)
     raise SoldOut(f"{game}: no unit could be taken, try again")
 
 

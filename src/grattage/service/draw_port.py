@@ -43,14 +43,14 @@ class DrawRepository(Protocol):
         """(chain length, sealed checkpoints) of a drawn block, None for another."""
         ...
 
-    def chain_tip(self, block_id: int) -> tuple[str | None, int | None]:
-        """(hash of the block's last receipt, time of its round): read under the row lock the
-        sale holds."""
-        ...
-
     def set_chain_tip(self, block_id: int, receipt_sha256: str, round_ms: int | None) -> None: ...
 
-    def queue(self, draw: QueuedDraw) -> None: ...
+    def queue(self, draw: QueuedDraw) -> None:
+        """Queue the sale for its round, give its ticket (stored before the unit was taken)
+        its block and index, and make its receipt the block's chain tip; Inconsistent if a
+        ticket of the block already has that index."""
+        ...
+
     def earliest_round(self) -> tuple[str, int, int] | None:
         """(chain id, round, time) of the earliest round a queued sale names."""
         ...

@@ -12,6 +12,7 @@ drawer holds the draw's lease: no one would draw it (:mod:`grattage.service.draw
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -25,7 +26,7 @@ from grattage.service import block_lifecycle
 from grattage.service.audit_trail import record_block_changes
 from grattage.service.context import LoadedBlock, Platform
 from grattage.service.draw_port import QueuedDraw, WitnessPort
-from grattage.service.model import Leg, Mode, Movement, NewTicket, Ticket, Unit
+from grattage.service.model import Mode, Movement, NewTicket, Ticket, Unit
 from grattage.service.ports import Repositories
 from grattage.service.stakes import debit_stake
 from grattage.service.transparency import log_time, pseudonym, queue_signed_receipt
@@ -78,10 +79,12 @@ def draw_running(platform: Platform) -> bool | None:
     return platform.drawer_seen.running(witness.now_ms(), read_expiry)
 
 
-def drawn_price(platform: Platform, repos: Repositories, game: str, now: datetime) -> int | None:
-    """The price of the game's open block when it is drawn (None otherwise: the sale then
-    goes the undrawn way, which finds out for itself). Read without a lock: a block's price
-    never changes, and the blocks on sale together share one (docs/back-office.md)."""
+def drawn_offer(
+    platform: Platform, repos: Repositories, game: str, now: datetime
+) -> tuple[int, int] | None:
+    """(block id, price) of the game's open block when it is drawn (None otherwise: the sale
+    then goes the undrawn way, which finds out for itself). Read without a lock: a block's
+    price never changes, and the blocks on sale together share one (docs/back-office.md)."""
     if platform.witness is None:
         return None
     seen = platform.open_blocks_seen.get(game)
@@ -93,7 +96,7 @@ def drawn_price(platform: Platform, repos: Repositories, game: str, now: datetim
         loaded = platform.loaded_block(repos, ids[0])
     except (NotFound, *block_lifecycle.UNPLAYABLE_TABLE_ERRORS):
         return None
-    return loaded.block.price_cents if loaded.drawn else None
+    return (loaded.id, loaded.block.price_cents) if loaded.drawn else None
 
 
 def sell_drawn(
@@ -101,7 +104,7 @@ def sell_drawn(
     repos: Repositories,
     player_id: int,
     account_id: int,
-    price: int,
+    offer: tuple[int, int],
     *,
     game: Game,
     mode: Mode,
@@ -110,16 +113,24 @@ def sell_drawn(
     now: datetime,
     loaded_for_sale: Callable[[Unit], LoadedBlock],
 ) -> tuple[Ticket, dict[str, object]]:
-    """A drawn game's sale, its block's row taken **last**: the witness, the stake checks and
-    the debit come first, at the open block's price, so that the row every sale of the game
-    waits for is held only for the index, the receipt and the inserts (PostgreSQL: the one
-    open block's row is the game's one queue). Should the unit come from a block of another
-    price (the open block ended meanwhile), the whole sale rolls back: try again."""
+    """A drawn game's sale, its block's row taken **last**: the witness, the stake checks, the
+    debit and the ticket's own rows come first, at the open block's price, so that the row every
+    sale of the game waits for is held only for the index, the receipt and the draw's place
+    (PostgreSQL: the one open block's row is the game's one queue, and each statement under it
+    a round trip every sale waits for). Should the unit come from a block of another price
+    (the open block ended meanwhile), the whole sale rolls back: try again."""
+    expected_block, price = offer
     witness = witness_for_sale(platform)
     drawer_for_sale(platform, repos, witness)
     stake_legs, balance_after = debit_stake(
         platform, repos, player_id, account_id, game.name, price, now
     )
+    # Stored on the block expected, index not yet known: sell_covered places it.
+    sold = covered_ticket(
+        player_id, game, expected_block, mode, sign, price, balance_after + price, now
+    )
+    ticket_id = repos.tickets.add(sold)
+    repos.ledger.record(Movement("stake", stake_legs, now, player_id, ticket_id))
     unit = block_lifecycle.take_unit(platform, repos, game.name, spread=player_id, now=now)
     loaded = loaded_for_sale(unit)
     if unit.price_cents != price or not loaded.drawn:
@@ -132,15 +143,42 @@ def sell_drawn(
         witness,
         loaded,
         unit,
+        (ticket_id, sold),
         player_id=player_id,
-        game=game,
+        client_seed=client_seed,
+    )
+
+
+def covered_ticket(
+    player_id: int,
+    game: Game,
+    block_id: int,
+    mode: Mode,
+    sign: str | None,
+    stake_cents: int,
+    balance_before: int,
+    now: datetime,
+) -> NewTicket:
+    """A drawn sale's ticket as stored before its draw: ``covered``, no unit, no prize yet."""
+    return NewTicket(
+        player_id=player_id,
+        game=game.name,
+        block_id=block_id,
+        position=None,
+        sequence=None,
         mode=mode,
         sign=sign,
-        client_seed=client_seed,
-        stake_legs=stake_legs,
-        balance_before=balance_after + price,
-        balance_after=balance_after,
-        now=now,
+        stake_cents=stake_cents,
+        prize_cents=0,
+        document="{}",
+        revealed="[]",
+        state="covered",
+        created_at=now,
+        last_action_at=now,
+        finished_at=None,
+        finished_by=None,
+        balance_before_cents=balance_before,
+        balance_after_cents=balance_before - stake_cents,
     )
 
 
@@ -172,27 +210,23 @@ def sell_covered(
     witness: WitnessPort,
     loaded: LoadedBlock,
     unit: Unit,
+    stored: tuple[int, NewTicket],
     *,
     player_id: int,
-    game: Game,
-    mode: Mode,
-    sign: str | None,
     client_seed: str | None,
-    stake_legs: list[Leg],
-    balance_before: int,
-    balance_after: int,
-    now: datetime,
 ) -> tuple[Ticket, dict[str, object]]:
-    """Store the covered ticket of sale ``unit.position`` (its index n), its stake movement,
-    its signed receipt v2 (queued in the log) and its place in the draw queue."""
+    """Sale ``unit.position`` (its index n) of the covered ticket ``stored`` (its id, and its
+    facts as stored with its stake movement): its signed receipt v2 (queued in the log), its
+    place in the draw queue, and the ticket given its block and index."""
+    ticket_id, stored_ticket = stored
     sequence = unit.position
     assert loaded.public_id is not None and loaded.block.commitment_index is not None
     public_id, commitment_index = loaded.public_id, loaded.block.commitment_index
-    previous, last_round_ms = repos.draws.chain_tip(loaded.id)
+    previous, last_round_ms = unit.chain_tip.receipt_sha256, unit.chain_tip.round_ms
     if previous is None:  # a block created before its chain tip was kept: its commitment
-        stored = repos.blocks.commitment(loaded.id)
-        assert stored is not None
-        previous = document_sha256(json.loads(stored[0])).hex()
+        commitment = repos.blocks.commitment(loaded.id)
+        assert commitment is not None
+        previous = document_sha256(json.loads(commitment[0])).hex()
     # One clock reading, taken now that the block's row is held, gives both the receipt's
     # `time` and its round: a verifier checks the round from the receipt alone (and the
     # previous one). The purchase's `now` was read before the stake checks and the wait for
@@ -201,35 +235,13 @@ def sell_covered(
     chain_id, round_number, round_ms = round_for_sale(
         witness.chains(), sold_ms, platform.policy.draw_margin_ms, last_round_ms
     )
-    sold = NewTicket(
-        player_id=player_id,
-        game=game.name,
-        block_id=unit.block_id,
-        position=None,
-        sequence=sequence,
-        mode=mode,
-        sign=sign,
-        stake_cents=unit.price_cents,
-        prize_cents=0,
-        document="{}",
-        revealed="[]",
-        state="covered",
-        created_at=now,
-        last_action_at=now,
-        finished_at=None,
-        finished_by=None,
-        balance_before_cents=balance_before,
-        balance_after_cents=balance_after,
-    )
-    ticket_id = repos.tickets.add(sold)
-    repos.ledger.record(Movement("stake", stake_legs, now, player_id, ticket_id))
     # Queued only while the key it signed with is in force, held until the sale commits
     # (docs/fairness.md, "Key rotation"): signed again if a rotation committed meanwhile.
     previous_sha256 = bytes.fromhex(previous)
     receipt = queue_signed_receipt(
         platform,
         repos,
-        now,
+        stored_ticket.created_at,
         lambda signer: make_receipt_v2(
             signer,
             ticket_id=ticket_id,
@@ -248,7 +260,7 @@ def sell_covered(
         ticket_row=ticket_id,
     )
     receipt_sha256 = document_sha256(receipt).hex()
-    repos.draws.queue(
+    repos.draws.queue(  # and the ticket placed, and the receipt the block's chain tip
         QueuedDraw(
             ticket_id=ticket_id,
             block_id=loaded.id,
@@ -260,5 +272,5 @@ def sell_covered(
             receipt_index=None,
         )
     )
-    repos.draws.set_chain_tip(loaded.id, receipt_sha256, round_ms)
-    return sold.stored_as(ticket_id), receipt
+    placed = dataclasses.replace(stored_ticket, block_id=unit.block_id, sequence=sequence)
+    return placed.stored_as(ticket_id), receipt

@@ -124,11 +124,27 @@ class Overdue:
 
 
 @dataclass(frozen=True)
+class ChainTip:
+    """Where a drawn block's receipt chain stands: the hash of its last receipt (None for a
+    block made before the tip was kept, whose chain starts from its commitment) and the time
+    of that receipt's round (None before the first sale)."""
+
+    receipt_sha256: str | None
+    round_ms: int | None
+
+
+NO_CHAIN_TIP = ChainTip(None, None)
+
+
+@dataclass(frozen=True)
 class Unit:
     block_id: int
     position: int
     price_cents: int
     """The price of the unit's block: what the sale debits."""
+    chain_tip: ChainTip = NO_CHAIN_TIP
+    """A drawn block's receipt chain as the block's previous sale left it, read by the very
+    statement that took the unit (one round trip fewer while the block's row is held)."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from grattage.service.model import (
     AuditEntry,
     Block,
     BlockState,
+    ChainTip,
     FinishedBy,
     Leg,
     LimitsRow,
@@ -117,10 +118,11 @@ class BlockRepository(Protocol):
         """The first few open blocks of the game with a unit left, lowest ids first."""
         ...
 
-    def take_unit(self, block_id: int) -> tuple[int, int, int] | None:
+    def take_unit(self, block_id: int) -> tuple[int, int, int, ChainTip] | None:
         """Sell one unit of the block if it is open and not sold out: (sold, size, price in
-        cents) after it, so the unit taken is position ``sold - 1``; None (nothing changed)
-        otherwise. The price comes with the row the sale locks: no statement of its own."""
+        cents, receipt chain tip) after it, so the unit taken is position ``sold - 1``; None
+        (nothing changed) otherwise. The price and a drawn block's chain tip come with the
+        row the sale locks: no statement of their own."""
         ...
 
     def count_prize_sold(self, block_id: int, prize_cents: int) -> int:

@@ -150,13 +150,13 @@ def _sell(
     now: datetime,
 ) -> tuple[Ticket, dict[str, Any] | None]:
     account_id = repos.ledger.player_account_id(player_id)
-    if (price := draw_sale.drawn_price(platform, repos, game.name, now)) is not None:
+    if (offer := draw_sale.drawn_offer(platform, repos, game.name, now)) is not None:
         return draw_sale.sell_drawn(
             platform,
             repos,
             player_id,
             account_id,
-            price,
+            offer,
             game=game,
             mode=mode,
             sign=sign,
@@ -181,21 +181,20 @@ def _sell(
     )
     balance_before = balance_after + stake
     if witness is not None:
+        sold = draw_sale.covered_ticket(
+            player_id, game, unit.block_id, mode, sign, stake, balance_before, now
+        )
+        ticket_id = repos.tickets.add(sold)
+        repos.ledger.record(Movement("stake", stake_legs, now, player_id, ticket_id))
         covered = draw_sale.sell_covered(
             platform,
             repos,
             witness,
             loaded,
             unit,
+            (ticket_id, sold),
             player_id=player_id,
-            game=game,
-            mode=mode,
-            sign=sign,
             client_seed=client_seed,
-            stake_legs=stake_legs,
-            balance_before=balance_before,
-            balance_after=balance_after,
-            now=now,
         )
         # As below, after its receipt (and its place in the draw queue: a drawn block's end
         # is logged by the drawer once its last sale is drawn).
