@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -22,6 +23,34 @@ from grattage.settings import Settings
 
 BESIDE_MASTER_VARIABLE = "GRATTAGE_BESIDE_MASTER_PID"
 """Set by ``serve`` for the processes beside it: the pid they must not outlive."""
+
+
+class StopRequest:
+    """SIGTERM and SIGINT as a flag the main thread looks at, every ``STEP_SECONDS`` while it
+    waits. Not a ``threading.Event`` set by the handler: the handler runs on the main thread,
+    between two bytecodes — also inside that very Event's ``wait``, while it holds the Event's
+    lock — and then waits for that lock forever (a sequencer so outlived its ``serve`` in CI,
+    asleep in its own handler, three SIGTERMs deep)."""
+
+    STEP_SECONDS = 0.05
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._handle)
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, _signal: int, _frame: object) -> None:
+        self.requested = True
+
+    def wait(self, seconds: float | None = None) -> bool:
+        """Sleep ``seconds`` (forever: None) or until a stop is asked; whether one was."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while not self.requested:
+            left = self.STEP_SECONDS if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(left, self.STEP_SECONDS))
+        return self.requested
 
 
 def die_with_serve() -> None:

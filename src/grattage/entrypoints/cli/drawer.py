@@ -12,13 +12,10 @@ cosigned (PostgreSQL, 2 workers, measured).
 from __future__ import annotations
 
 import logging
-import signal
-import threading
-from types import FrameType
 
 import click
 
-from grattage.entrypoints.cli.beside import die_with_serve
+from grattage.entrypoints.cli.beside import StopRequest, die_with_serve
 from grattage.errors import InvalidInput
 from grattage.settings import Settings
 
@@ -26,14 +23,8 @@ from grattage.settings import Settings
 @click.command("draw")
 def draw() -> None:
     """Cosign and draw, as the leader, until stopped (SIGTERM, Ctrl-C)."""
-    stopped = threading.Event()
-
-    def stop(_signal: int, _frame: FrameType | None) -> None:
-        stopped.set()
-
     # First of all: a SIGTERM while the platform is being built stops it cleanly too.
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    stopped = StopRequest()
     from grattage.adapters.database import describe_database
     from grattage.entrypoints.bootstrap import build_platform
     from grattage.entrypoints.draw_loop import DrawLoop

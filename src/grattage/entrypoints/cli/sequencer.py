@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import signal
-import threading
-from types import FrameType
 
 import click
 
-from grattage.entrypoints.cli.beside import die_with_serve
+from grattage.entrypoints.cli.beside import StopRequest, die_with_serve
 from grattage.settings import Settings
 
 RETRY_AT_MOST_SECONDS = 5.0
@@ -30,13 +27,7 @@ log = logging.getLogger("grattage.sequencer")
 @click.command("sequence")
 def sequence() -> None:
     """Merge the transparency log's queue into its tree and sign heads, until stopped."""
-    stopped = threading.Event()
-
-    def stop(_signal: int, _frame: FrameType | None) -> None:
-        stopped.set()
-
-    signal.signal(signal.SIGTERM, stop)  # first: a SIGTERM while starting stops it cleanly
-    signal.signal(signal.SIGINT, stop)
+    stopped = StopRequest()  # first: a SIGTERM while starting stops it cleanly
     from grattage.adapters.database import describe_database
     from grattage.entrypoints.bootstrap import build_platform
     from grattage.service import transparency
@@ -52,7 +43,7 @@ def sequence() -> None:
         interval,
     )
     pause = interval
-    while not stopped.is_set():
+    while not stopped.requested:
         try:
             transparency.integrate_round(platform)
         except Exception as error:  # the database away for a moment: one line, then again
