@@ -38,6 +38,7 @@ machine-readable name sent as ``{"error": code}`` by the API.
     ├── RateLimited ...................... too many requests from a client or overall (429 / 5)
     ├── Unavailable ...................... the system cannot serve right now, retry later (503 / 5)
     │   ├── WitnessUnavailable             the witness cannot be reached, or cannot serve now
+    │   ├── WalletBusy                     a batched purchase found its wallet held (retried)
     │   └── Busy                           every password check slot stayed taken: retry soon
     └── Inconsistent ..................... stored records contradict themselves (500 / 3)
 """
@@ -196,6 +197,13 @@ class Unavailable(GrattageError):
 class WitnessUnavailable(Unavailable):
     """The witness cannot be reached, or answers that it cannot serve now: nothing is sold or
     drawn without it until it answers again."""
+
+
+class WalletBusy(Unavailable):
+    """PostgreSQL: a purchase in a lane batch found its player's wallet held by another
+    transaction (the drawer crediting a round's winners, the sweeper). The batch does not wait
+    for it — it holds other wallets, which that transaction may want next — but runs the
+    purchase again in a later batch, and answers this only if the wallet stayed held."""
 
 
 class Busy(Unavailable):

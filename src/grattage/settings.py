@@ -97,11 +97,6 @@ class Settings(BaseSettings):
     """``grattage sequence``: how often it merges the log's queue and signs a head — how long a
     receipt waits for its place in the tree, and how few entries each merge holds the database's
     write lock for (SQLite)."""
-    purchase_threads: Annotated[int, Field(ge=1, le=64)] = 4
-    """PostgreSQL: threads per worker that run purchases. Few beat many: a purchase holds its
-    block's row until it commits, and a crowd of threads waiting for the GIL stretched that
-    hold (4 threads: 400 plays/s, p99 130 ms; FastAPI's 40: 256/s, p99 484 ms). Raise it when
-    the database is far away and each statement waits longer on the network."""
     postgres_lock_timeout_ms: Annotated[int, Field(ge=0, le=3_600_000)] = 2_000
     """PostgreSQL: longest wait for a row lock (a block row held by a stuck transaction) before
     the request is refused with 503 ``unavailable``; 0 waits forever."""

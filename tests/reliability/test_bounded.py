@@ -207,14 +207,15 @@ def test_a_held_block_row_delays_only_its_game_and_only_for_the_lock_timeout(
     assert len(astro_answers) == ASTRO_CLIENTS * ASTRO_TRIES
     assert {status for _, status, _ in astro_answers} == {503}
     assert all('"unavailable"' in body for _, _, body in astro_answers)
-    # a Cash purchase never waited on the Astro row (the machine's own noise aside), though
-    # its player's Astro purchases were waiting on it
-    assert cash_slowest < cash_slowest_before + 1.0
-    # each purchase waits on the row at most the lock timeout; more buyers than the lane's
-    # threads queue for one (the Astro clients, and now the Cash buyers' own Astro tickets,
-    # unevenly spread over two workers), so the slowest answer may have waited three turns
+    # a Cash purchase never waited on the Astro row, though its player's Astro purchases were
+    # waiting on it: such a wait would have lasted the lock timeout (CI's loaded machine alone
+    # made one take 1.2 s, against 0.1 s before the hold)
+    assert cash_slowest < LOCK_TIMEOUT_S - 0.2
+    # each purchase waits on the row at most the lock timeout, in all: a batch waits for the
+    # row once (not once per lock PostgreSQL takes for it), and what was queued behind it is
+    # answered with it (waiting in turn, the slowest answers took 4 s, then 8 s)
     assert LOCK_TIMEOUT_S - 0.2 < astro_times[len(astro_times) // 2] < LOCK_TIMEOUT_S + 1.0
-    assert slowest < 3 * LOCK_TIMEOUT_S + 1.0
+    assert slowest < LOCK_TIMEOUT_S + 1.0
     assert astro_sold == 0  # nothing sold, so nothing debited (reconciled below)
     assert set(during) == {201}
     # other games unaffected: Cash sells during the hold at least half as fast as before

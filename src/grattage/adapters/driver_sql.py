@@ -94,6 +94,19 @@ class DriverSql:
             cursor.close()
 
 
+# A lane batch's turn: its game's rows, taken first (adapters/lane_batch.py), the wait for them
+# bounded as a whole by the lock timeout (which PostgreSQL counts for each lock of a row: a
+# row's tuple lock, then its holder's transaction).
+LOCK_WAIT_AS_STATEMENT_LIMIT = DriverSql(
+    "SELECT set_config('statement_timeout', current_setting('lock_timeout'), true)"
+)
+STATEMENT_LIMIT_RESET = DriverSql("SET LOCAL statement_timeout TO DEFAULT", returns_rows=False)
+# NO KEY UPDATE, the lock a sale's own UPDATE of the row takes: FOR UPDATE also waited for the
+# drawer's foreign-key checks (FOR KEY SHARE) while the drawer held winners' wallets — a
+# deadlock with a batch that held the row and waited for one of those wallets.
+LOCK_OPEN_BLOCKS = DriverSql(
+    "SELECT id FROM blocks WHERE game = :game AND state = 'open' ORDER BY id FOR NO KEY UPDATE"
+)
 # The group committer's savepoints (SQLAlchemy's nested transactions cost more than a sale).
 SAVEPOINT = DriverSql("SAVEPOINT grattage_write")
 ROLLBACK_TO_SAVEPOINT = DriverSql("ROLLBACK TO SAVEPOINT grattage_write")
@@ -111,6 +124,7 @@ FIND_SESSION = DriverSql(
 # The ledger.
 PLAYER_ACCOUNT = DriverSql("SELECT id, balance_cents FROM accounts WHERE player_id = :player_id")
 LOCK_ACCOUNT = DriverSql("SELECT id FROM accounts WHERE id = :account_id FOR UPDATE")
+LOCK_ACCOUNT_NOWAIT = DriverSql("SELECT id FROM accounts WHERE id = :account_id FOR UPDATE NOWAIT")
 LOCK_ACCOUNT_OF_PLAYER = DriverSql(
     "SELECT id FROM accounts WHERE player_id = :player_id FOR UPDATE"
 )

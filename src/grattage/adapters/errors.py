@@ -116,6 +116,12 @@ def mapped_error(error: BaseException, where: str | None = None) -> GrattageErro
     return _trouble(driver_error, where)
 
 
+def is_lock_not_available(error: BaseException) -> bool:
+    """Whether ``error`` is PostgreSQL's 55P03: a lock not had (``NOWAIT``, or its timeout)."""
+    driver_error = (error.orig or error) if isinstance(error, DBAPIError) else error
+    return _sqlstate(driver_error) == "55P03"
+
+
 def _trouble(driver_error: BaseException, where: str | None) -> NoDatabase | Unavailable:
     place = f" at {where}" if where else ""
     if _NO_SUCH_DATABASE.search(str(driver_error)) and _sqlstate(driver_error) in (None, "3D000"):

@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Connection, insert, select
+from sqlalchemy.exc import DBAPIError
 
 from grattage.adapters.db_time import to_db_time
 from grattage.adapters.driver_sql import (
     CHANGE_PLAYER_BALANCE,
     INSERT_MOVEMENT,
     LOCK_ACCOUNT,
+    LOCK_ACCOUNT_NOWAIT,
     PLAYER_ACCOUNT,
     insert_entries,
     insert_movement_with_entries,
 )
+from grattage.adapters.errors import is_lock_not_available
 from grattage.adapters.tables import accounts
-from grattage.errors import InsufficientBalance
+from grattage.errors import InsufficientBalance, WalletBusy
 from grattage.service.model import Leg, Movement
 
 
@@ -59,11 +62,15 @@ class SqlLedger:
         house: HouseAccounts,
         account_ids: dict[int, int],
         held_wallets: set[int] | None = None,
+        wallets_without_waiting: bool = False,
     ) -> None:
         self.db = connection
         self._house = house
         self._account_ids = account_ids
         self._held = held_wallets if held_wallets is not None else set()
+        # In a lane batch (adapters/lane_batch.py): a wallet held elsewhere is WalletBusy at
+        # once, never waited for — the batch holds other wallets, which the holder may want.
+        self._nowait = wallets_without_waiting
 
     def player_account_id(self, player_id: int) -> int:
         account_id = self._account_ids.get(player_id)
@@ -92,9 +99,21 @@ class SqlLedger:
 
         SQLite has nothing to do: a write transaction there (BEGIN IMMEDIATE) already excludes
         every other writer."""
-        if self.db.dialect.name != "sqlite" and account_id not in self._held:
+        if self.db.dialect.name == "sqlite" or account_id in self._held:
+            return
+        if not self._nowait:
             LOCK_ACCOUNT(self.db, {"account_id": account_id}).one()
-            self._held.add(account_id)
+        else:
+            try:
+                LOCK_ACCOUNT_NOWAIT(self.db, {"account_id": account_id}).one()
+            except DBAPIError as held:
+                if not is_lock_not_available(held):
+                    raise
+                raise WalletBusy(
+                    "the database is unavailable right now (a lock could not be had in time); "
+                    "retry in a moment"
+                ) from held
+        self._held.add(account_id)
 
     def house_account(self, name: str) -> int:
         return self._house.id_of(self.db, name)
@@ -119,6 +138,8 @@ class SqlLedger:
         for leg in legs:
             if leg.account_id in house:
                 continue
+            if self._nowait:  # its UPDATE would wait for a held wallet
+                self.lock_player_account(leg.account_id)
             new_balance = CHANGE_PLAYER_BALANCE(
                 self.db, {"account_id": leg.account_id, "amount": leg.amount_cents}
             ).scalar()

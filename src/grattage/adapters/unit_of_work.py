@@ -19,6 +19,7 @@ from grattage.adapters.errors import database_errors_mapped
 from grattage.adapters.group_commit import GroupCommitter, HeldBatch
 from grattage.adapters.idempotency import SqlIdempotency
 from grattage.adapters.identities import SqlIdentities
+from grattage.adapters.lane_batch import LaneBatch, running_batch
 from grattage.adapters.ledger import HouseAccounts, SqlLedger
 from grattage.adapters.limits import SqlLimits
 from grattage.adapters.login_attempts import SqlLogInAttempts
@@ -44,6 +45,8 @@ class ProcessCaches:
 class SqlRepositories:
     connection: Connection
     caches: ProcessCaches = field(default_factory=ProcessCaches)
+    wallets_without_waiting: bool = False
+    """In a lane batch: a held wallet is WalletBusy at once (adapters/lane_batch.py)."""
 
     def __post_init__(self) -> None:
         self.players = SqlPlayers(self.connection)
@@ -55,6 +58,7 @@ class SqlRepositories:
             self.caches.house_accounts,
             self.caches.player_account_ids,
             held_wallets,
+            self.wallets_without_waiting,
         )
         self.blocks = SqlBlocks(self.connection, self.caches.sealed_chunks)
         self.tickets = SqlTickets(self.connection)
@@ -110,12 +114,33 @@ class SqlUnitOfWork:
         :mod:`grattage.adapters.group_commit`); the block still ends only once it is durable.
         """
         with database_errors_mapped():
+            if (lane_batch := running_batch()) is not None:
+                with lane_batch.write(self._batch_repositories) as repositories:
+                    yield repositories
+                return
             if self._group is not None:
                 with self._group.write() as repositories:
                     yield repositories
                 return
             with self._transaction(write=True) as repositories:
                 yield repositories
+
+    def _batch_repositories(self, connection: Connection) -> SqlRepositories:
+        return SqlRepositories(connection, self._caches, wallets_without_waiting=True)
+
+    @property
+    def holds_lane_batches(self) -> bool:
+        """Whether a game's purchases can run in lane batches (PostgreSQL; SQLite has its
+        group commit)."""
+        return self._group is None
+
+    def open_lane_batch(self, lane: str) -> LaneBatch:
+        """A new batch for the purchases of ``lane`` (a game), its turn taken: waits while
+        another batch of that game, in any process, is open. Run its work through
+        :meth:`LaneBatch.run` on the calling thread, then :meth:`LaneBatch.commit` it."""
+        assert self._group is None
+        with database_errors_mapped():
+            return LaneBatch(self.engine, lane)
 
     @property
     def holds_batches(self) -> bool:
@@ -142,6 +167,10 @@ class SqlUnitOfWork:
     def read(self) -> Iterator[SqlRepositories]:
         held = self._group.held_connection() if self._group is not None else None
         with database_errors_mapped():
+            if (lane_batch := running_batch()) is not None:
+                with lane_batch.read(self._batch_repositories) as repositories:
+                    yield repositories
+                return
             if held is not None:
                 yield SqlRepositories(held, self._caches)
                 return

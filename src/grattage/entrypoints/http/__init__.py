@@ -124,7 +124,6 @@ def create_app(
     app.state.charts = MatplotlibCharts()  # the pictures port (admin_routes draws charts)
     writes = writes_for(
         platform.uow,
-        settings.purchase_threads,
         lanes=game_names(),
         after_batch=None if platform.witness is None else partial(transparency.integrate, platform),
     )

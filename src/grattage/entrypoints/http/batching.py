@@ -15,27 +15,36 @@ hold the loop) and only then answers them. A purchase refused (insufficient bala
 out…) is rolled back alone and answered with its error; if the commit fails, every purchase
 of the batch is answered 503 and none was kept. Nothing is acknowledged before it is durable.
 
-Elsewhere (PostgreSQL) :class:`OnThreads` runs each purchase in a transaction of its own on a
-few threads of its own (``GRATTAGE_PURCHASE_THREADS``), not on FastAPI's forty: a purchase
-holds its block's row until it commits, and every thread that waits for the GIL meanwhile
-stretches that hold. A batch there would hold the rows of many players and blocks at once, and
-two workers' batches could deadlock.
+Elsewhere (PostgreSQL) :class:`LaneBatches` runs them in batches too, each game's on a thread
+of its own (its *lane*), in one transaction per batch (:mod:`grattage.adapters.lane_batch`):
+a purchase of a drawn game holds its block's row until it commits, so one transaction per
+purchase made a game's sales serial on that row and its commit — about 160/s. A batch locks its
+game's block rows first, so two workers' batches take turns instead of deadlocking.
 
-Those threads are per *lane*, one lane per game: the purchases of one game all wait on the
-same block row, so when a stuck transaction holds it they fill their lane's threads, each for
-up to the lock timeout, and sit in its queue — while every other game's purchases run on
-threads of their own, undelayed. (One shared pool let a held Astro row freeze Cash sales: its
-4 threads were all waiting on the Astro row.) Only the registered games get a lane; any other
-name shares one spare lane, where it is refused at once as an unknown game, so the number of
-threads stays bounded whatever a client sends.
+One lane per game: the purchases of one game all wait on the same block rows, so when a stuck
+transaction holds them only that game's lane waits (once per batch, for the lock timeout, and
+answers what queued meanwhile with the same 503) — every other game's purchases run on lanes
+of their own, undelayed. (One shared pool of threads let a held Astro row freeze Cash sales.)
+Only the registered games get a lane; any other name shares one spare lane, where it is refused
+at once as an unknown game, so the number of threads stays bounded whatever a client sends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+from asyncio import AbstractEventLoop
+from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+from grattage.errors import WalletBusy
+
+if TYPE_CHECKING:
+    from grattage.adapters.lane_batch import LaneBatch
 
 T = TypeVar("T")
 
@@ -68,24 +77,155 @@ SPARE_LANE = ""
 """The lane of every name that is not a registered game."""
 
 
-class OnThreads:
-    """``threads`` threads for each lane in ``lanes`` (and the spare lane), made up front."""
+class HoldsLaneBatches(Protocol):
+    holds_lane_batches: bool
 
-    def __init__(self, threads: int, lanes: Iterable[str] = ()) -> None:
-        self._lanes = {
-            name: ThreadPoolExecutor(
-                max_workers=threads, thread_name_prefix=f"grattage-buy-{name or 'spare'}"
-            )
-            for name in {*lanes, SPARE_LANE}
-        }
+    def open_lane_batch(self, lane: str) -> LaneBatch: ...
+
+
+class LaneBatches:
+    """Each lane's purchases in batches on a thread of its own (PostgreSQL, see
+    :mod:`grattage.adapters.lane_batch`): the thread takes what is queued (at most
+    ``PURCHASES_PER_HELD_BATCH``), opens a batch (waiting for the game's turn), runs each
+    purchase in it, commits, and only then answers them. One thread per lane and process: a
+    batch of a game waits for the one before it anyway."""
+
+    def __init__(self, uow: HoldsLaneBatches, lanes: Iterable[str] = ()) -> None:
+        self._lanes = {name: _Lane(uow, name) for name in {*lanes, SPARE_LANE}}
 
     async def run(self, work: Callable[[], T], lane: str = SPARE_LANE) -> T:
-        threads = self._lanes.get(lane) or self._lanes[SPARE_LANE]
-        return await asyncio.get_running_loop().run_in_executor(threads, work)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        (self._lanes.get(lane) or self._lanes[SPARE_LANE]).submit(work, future, loop)
+        return await future
 
     def close(self) -> None:
-        for threads in self._lanes.values():
-            threads.shutdown(wait=False)
+        for lane in self._lanes.values():
+            lane.stop()
+
+
+WALLET_BUSY_RETRY_SECONDS = 2.0
+"""How long a purchase whose wallet another transaction holds is run again, batch after batch,
+before it is answered 503: the lock timeout's default, as long as a purchase would have waited
+for that wallet in a transaction of its own."""
+WALLET_BUSY_PAUSE_SECONDS = 0.005
+"""The pause before a purchase is run again: the holder (a drawer's round) needs a moment."""
+
+
+@dataclass
+class _Queued:
+    work: Callable[[], Any]
+    future: asyncio.Future[Any]
+    loop: AbstractEventLoop
+    busy_until: float | None = None  # set when its wallet was first found held
+    not_before: float = 0.0
+
+
+class _Lane:
+    def __init__(self, uow: HoldsLaneBatches, name: str) -> None:
+        self._uow = uow
+        self._name = name
+        self._pending: deque[_Queued] = deque()
+        self._wake = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(
+            target=self._serve, name=f"grattage-buy-{name or 'spare'}", daemon=True
+        )
+        self._thread.start()
+
+    def submit(
+        self, work: Callable[[], Any], future: asyncio.Future[Any], loop: AbstractEventLoop
+    ) -> None:
+        with self._wake:
+            self._pending.append(_Queued(work, future, loop))
+            self._wake.notify()
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopped = True
+            self._wake.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._wake:
+                while not self._stopped and (
+                    not self._pending or self._pending[0].not_before > time.monotonic()
+                ):
+                    pause = (
+                        self._pending[0].not_before - time.monotonic() if self._pending else None
+                    )
+                    self._wake.wait(pause)
+                if self._stopped:
+                    return
+                count = min(len(self._pending), PURCHASES_PER_HELD_BATCH)
+                batch = [self._pending.popleft() for _ in range(count)]
+            self._run_batch(batch)
+
+    def _run_batch(self, batch: list[_Queued]) -> None:
+        try:
+            held = self._uow.open_lane_batch(self._name)
+        except Exception as unopened:
+            # What was queued while this batch waited (for a row a hung transaction holds,
+            # a database that does not answer) is answered with it: waiting in turn, each
+            # batch would add its own wait to theirs.
+            with self._wake:
+                batch += self._pending
+                self._pending.clear()
+            for queued in batch:
+                queued.loop.call_soon_threadsafe(_settle, queued.future, None, unopened)
+            return
+        outcomes: list[tuple[_Queued, Any, Exception | None]] = []
+        again: list[_Queued] = []
+        failure: Exception | None = None
+        try:
+            for queued in batch:
+                if queued.future.done():  # the client went away before its turn: not sold
+                    continue
+                try:
+                    outcomes.append((queued, held.run(queued.work), None))
+                except WalletBusy as busy:
+                    if self._runs_again(queued):
+                        again.append(queued)
+                    else:
+                        outcomes.append((queued, None, busy))
+                except Exception as refused:
+                    outcomes.append((queued, None, refused))
+        finally:
+            # Even when something worse than an exception stops the batch, its transaction
+            # ends here (what was sold is kept, unanswered, as after a lost answer).
+            failure = _committed(held)
+        if again:  # first in line, once this batch (and what it held) has committed
+            with self._wake:
+                self._pending.extendleft(reversed(again))
+                self._wake.notify()
+        for queued, value, refusal in outcomes:
+            queued.loop.call_soon_threadsafe(_settle, queued.future, value, failure or refusal)
+
+    @staticmethod
+    def _runs_again(queued: _Queued) -> bool:
+        now = time.monotonic()
+        if queued.busy_until is None:
+            queued.busy_until = now + WALLET_BUSY_RETRY_SECONDS
+        queued.not_before = now + WALLET_BUSY_PAUSE_SECONDS
+        return now < queued.busy_until
+
+
+def _committed(held: LaneBatch) -> Exception | None:
+    """Commit ``held``; what its commit raised, if it did (then none of it was kept)."""
+    try:
+        held.commit()
+    except Exception as lost:
+        return lost
+    return None
+
+
+def _settle(future: asyncio.Future[Any], value: Any, failure: BaseException | None) -> None:
+    if future.done():
+        return
+    if failure is None:
+        future.set_result(value)
+    else:
+        future.set_exception(failure)
 
 
 class LoopBatcher:
@@ -178,12 +318,11 @@ def _fail(batch: list[tuple[Any, asyncio.Future[Any]]], failure: Exception) -> N
 
 def writes_for(
     uow: object,
-    threads: int,
     lanes: Iterable[str] = (),
     after_batch: Callable[[], object] | None = None,
 ) -> Writes:
-    """The batcher when the unit of work can hold batches, else ``threads`` threads for each
-    of ``lanes`` (the game names).
+    """The batcher when the unit of work can hold batches (SQLite), else lane batches for
+    each of ``lanes`` (the game names: PostgreSQL).
 
     ``after_batch`` (batches only) runs inside each batch, after its purchases, in the same
     commit: the server integrates the log's queue there when sales are drawn. On SQLite the
@@ -193,4 +332,4 @@ def writes_for(
     are in the tree the moment they commit, and the cosigner needs no write at all."""
     if getattr(uow, "holds_batches", False):
         return LoopBatcher(cast(HoldsBatches, uow), after_batch)
-    return OnThreads(threads, lanes)
+    return LaneBatches(cast(HoldsLaneBatches, uow), lanes)
