@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -62,7 +63,10 @@ def _run(uow: FakeUow, scenario: Callable[[LaneBatches], Any]) -> Any:
         finally:
             lanes.close()
 
-    return asyncio.run(main())
+    # On a thread of its own: an earlier test of the session may have left an event loop
+    # running on this one, and asyncio.run refuses to start under it.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, main()).result(timeout=60)
 
 
 def test_purchases_are_answered_after_their_batch_commits_and_a_refusal_alone() -> None:
