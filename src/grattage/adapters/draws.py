@@ -37,8 +37,7 @@ from grattage.adapters.driver_sql import (
 )
 from grattage.adapters.rows import record_of
 from grattage.adapters.tables import blocks, log_entries, tickets
-from grattage.adapters.tickets import names_the_sale_index
-from grattage.errors import Inconsistent
+from grattage.adapters.tickets import names_the_sale_index, sale_index_taken
 from grattage.service.draw_port import QueuedDraw, SlotState
 from grattage.service.model import Ticket
 
@@ -89,14 +88,7 @@ class SqlDraws:
         except IntegrityError as error:
             if not names_the_sale_index(error):
                 raise  # any other broken constraint is a bug: a 500 with its traceback
-            # The block row, locked by this sale, gave an index a stored ticket already has:
-            # its count was set back (the outsider's ``UPDATE blocks SET sold = …``). Selling
-            # on would fork the receipt chain; the transaction rolls back, nothing is debited.
-            raise Inconsistent(
-                f"block row {draw.block_id} says sale {draw.sequence} is next, and a "
-                "ticket already has that index: the database is inconsistent, no sale of "
-                "this block until an operator repairs it"
-            ) from error
+            raise sale_index_taken(draw.block_id, draw.sequence) from error
 
     # -- the drawer ----------------------------------------------------------------------
     def earliest_round(self) -> tuple[str, int, int] | None:

@@ -26,6 +26,17 @@ def names_the_sale_index(error: IntegrityError) -> bool:
     return "one_sale_per_index" in text or "tickets.block_id, tickets.sequence" in text
 
 
+def sale_index_taken(block_id: int, sequence: int | None) -> Inconsistent:
+    """The block row, locked by this sale, gave an index a stored ticket already has: its
+    count was set back (the outsider's ``UPDATE blocks SET sold = …``). Selling on would fork
+    the receipt chain; the transaction rolls back, nothing is debited."""
+    return Inconsistent(
+        f"block row {block_id} says sale {sequence} is next, and a ticket already has that "
+        "index: the database is inconsistent, no sale of this block until an operator "
+        "repairs it"
+    )
+
+
 class SqlTickets:
     def __init__(self, connection: Connection) -> None:
         self.db = connection
@@ -42,14 +53,7 @@ class SqlTickets:
         except IntegrityError as error:
             if ticket.sequence is None or not names_the_sale_index(error):
                 raise  # any other broken constraint is a bug: a 500 with its traceback
-            # The block row, locked by this sale, gave an index a stored ticket already has:
-            # its count was set back (the outsider's ``UPDATE blocks SET sold = …``). Selling
-            # on would fork the receipt chain; the transaction rolls back, nothing is debited.
-            raise Inconsistent(
-                f"block row {ticket.block_id} says sale {ticket.sequence} is next, and a "
-                "ticket already has that index: the database is inconsistent, no sale of "
-                "this block until an operator repairs it"
-            ) from error
+            raise sale_index_taken(ticket.block_id, ticket.sequence) from error
 
     def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None:
         query = select(tickets).where(tickets.c.id == ticket_id)
