@@ -329,3 +329,48 @@ def test_heads_of_two_forks_cosigned_at_once_never_both_get_a_cosignature(
         roots = {root for root in pool.map(attempt, range(64)) if root is not None}
     assert len(roots) == 1
     assert {h["sth"]["root_hash"] for h in witness.cosigned(2)[1:]} == roots
+
+
+def test_a_round_is_published_only_once_every_cosigning_decided_before_it_is_stored(
+    tmp_path, clock, operator
+):
+    """CI found it: a cosigning read the clock before round 84's time and committed a moment
+    after; the round was published and its list read in that moment, without that head. The
+    operator then drew the head's receipts late, and the monitor named it a chosen round."""
+    import threading
+
+    decided, release = threading.Event(), threading.Event()
+
+    class SlowToStore(SqliteWitnessStore):
+        def cosign_atomically(self, decide):
+            def decide_then_stall(last):
+                head = decide(last)
+                decided.set()
+                release.wait(5)  # the signature made, not yet stored
+                return head
+
+            return super().cosign_atomically(decide_then_stall)
+
+    store = SlowToStore(tmp_path / "witness", create=True)
+    initialise(store, clock(), PERIOD, LENGTH)
+    witness = Witness(store, clock, operator.signer.public_key, PERIOD, LENGTH)
+    operator.append(3)
+    head = operator.head().to_json()
+    clock.now_ms = START + 2 * PERIOD - 1  # round 3's last millisecond
+    cosigning = threading.Thread(target=witness.cosign, args=(head, 3, []))
+    cosigning.start()
+    assert decided.wait(5)
+    clock.now_ms = START + 2 * PERIOD  # round 3's time: it may be published
+    seen: dict[str, object] = {}
+
+    def publish_and_list() -> None:
+        seen["round"] = witness.round_document(3)
+        seen["heads"] = witness.cosigned(3)
+
+    reader = threading.Thread(target=publish_and_list)
+    reader.start()
+    reader.join(0.3)
+    release.set()
+    cosigning.join(5)
+    reader.join(5)
+    assert [h["sth"] for h in seen["heads"]] == [head]

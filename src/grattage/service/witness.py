@@ -132,6 +132,8 @@ class Witness:
         self._links: dict[str, HashChain] = {}
         self._rounds: dict[tuple[str, int], dict[str, Any]] = {}
         self._rounds_lock = threading.Lock()
+        self._sealed_ms = self._floor
+        """Every round up to this time is sealed: no cosigning for it is still under way."""
         # Rebuilding a chain's checkpoints walks it whole (2.6 M hashes by default): only the
         # chains still in use are rebuilt now, a finished one the first time it is asked.
         now = self.now_ms()
@@ -219,6 +221,7 @@ class Witness:
         time_ms = chain.round_time_ms(round_number)
         if self.now_ms() < time_ms:
             raise NotFound(f"round {round_number} is not published yet")
+        self._seal(time_ms)
         cached = self._rounds.get((chain.chain_id, round_number))
         if cached is not None:
             return cached
@@ -245,9 +248,26 @@ class Witness:
             min(chain.length, elapsed // chain.period_ms + 1), chain.chain_id
         )
 
+    def _seal(self, time_ms: int) -> None:
+        """Before a round's value or its list of cosigned heads is given once its time has come:
+        wait for every cosigning that decided before that time to be stored. A cosigning reads
+        the clock inside its write transaction and commits a moment later; a round published in
+        that moment, with a list read before the commit, left out a head the witness had signed
+        for it (CI: the operator drew that head's receipts late, with the next round, and the
+        monitor, reading the list later, rightly called it a round the operator chose). Raising
+        the stored clock floor is a write transaction of its own: it starts once every earlier
+        one has committed, and any cosigning after it reads a clock past the round."""
+        if self._sealed_ms >= time_ms:
+            return
+        self._store.raise_clock_floor(time_ms)
+        self._sealed_ms = max(self._sealed_ms, time_ms)
+
     def cosigned(self, round_number: int, chain_id: str | None = None) -> list[dict[str, Any]]:
         chain = self._chain(chain_id).chain
         _check_round_number(chain, round_number)
+        round_time = chain.round_time_ms(round_number)
+        if self.now_ms() >= round_time:  # the round is out: its list is final once sealed
+            self._seal(round_time)
         return [head.to_json() for head in self._store.cosigned_for(chain.chain_id, round_number)]
 
     def last_cosigned(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, FastAPI, Query, Request, Response
 from fastapi import Path as InPath
+from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
 from grattage import __version__
@@ -145,12 +146,13 @@ def _routes(witness: Witness) -> APIRouter:
             await asyncio.sleep(delay)
             while True:
                 try:
-                    return witness.round_document(round_number, chain_id)
+                    return await run_in_threadpool(witness.round_document, round_number, chain_id)
                 except NotFound:
                     if time.monotonic() > deadline:
                         raise
                     await asyncio.sleep(0.005)  # the clock's millisecond not yet reached
-        return witness.round_document(round_number, chain_id)
+        # on a thread: publishing a round first waits for the cosignings still being stored
+        return await run_in_threadpool(witness.round_document, round_number, chain_id)
 
     @app.post("/witness/cosign")
     def cosign(request: CosignRequest) -> dict[str, Any]:
