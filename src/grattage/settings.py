@@ -39,13 +39,25 @@ def one_line(error: ValidationError, prefix: str) -> InvalidInput:
     return InvalidInput(f"{name}: {problem['msg']}")
 
 
+REMOVED_SETTINGS = {
+    "GRATTAGE_PURCHASE_THREADS": (
+        "removed in December 2026: PostgreSQL's purchases run in lane batches, one thread per "
+        "game in each worker (docs/deploy.md); unset it"
+    ),
+}
+"""Settings that once existed: an operator who still sets one is told, not silently ignored."""
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRATTAGE_", extra="ignore")
 
     @classmethod
     def from_environment(cls) -> Settings:
         """The settings of a command: a bad value is :class:`InvalidInput` (one line, exit 2),
-        not pydantic's report."""
+        not pydantic's report; so is a setting that no longer exists."""
+        for name, why in REMOVED_SETTINGS.items():
+            if name in os.environ:
+                raise InvalidInput(f"{name} is no longer a setting: {why}")
         try:
             return cls()
         except ValidationError as error:
