@@ -308,8 +308,10 @@ def test_migration_0012_refuses_to_downgrade_a_database_with_drawn_blocks(drawn:
         config = alembic_config(engine)
         with pytest.raises(RuntimeError, match="1 drawn blocks"):
             command.downgrade(config, "0011")
-        with engine.connect() as connection:  # still at 0012, its draws kept
-            assert MigrationContext.configure(connection).get_current_revision() == "0012"
+        with engine.connect() as connection:  # still at 0012 or later, its draws kept
+            revision = MigrationContext.configure(connection).get_current_revision()
+            # SQLite keeps the downgrades done before the refusal; PostgreSQL rolls back all
+            assert revision == ("0012" if engine.dialect.name == "sqlite" else "0013")
     finally:
         engine.dispose()
     assert tickets.get_ticket(drawn.platform, player, sold.id).state == "finished"

@@ -93,6 +93,8 @@ def test_questions_about_trees_the_log_never_had_are_refused(world: World) -> No
         "DELETE FROM log_entries WHERE idx = 1",
         "UPDATE log_nodes SET hash = hash",
         "DELETE FROM log_heads",
+        "INSERT INTO log_entries (idx, kind, body, leaf) SELECT idx, kind, '{}', leaf "
+        "FROM log_entries WHERE idx = 0 ON CONFLICT (idx) DO UPDATE SET body = excluded.body",
     ],
 )
 def test_the_database_refuses_to_rewrite_the_log(world: World, statement: str) -> None:
@@ -101,6 +103,48 @@ def test_the_database_refuses_to_rewrite_the_log(world: World, statement: str) -
     engine = world.platform.uow.engine  # type: ignore[attr-defined]
     with pytest.raises(DatabaseError, match="append-only"), engine.begin() as connection:
         connection.execute(text(statement))
+
+
+@pytest.mark.parametrize(
+    ("table", "statement"),
+    [
+        (
+            "log_entries",
+            "INSERT OR REPLACE INTO log_entries (idx, kind, body, leaf) "
+            "SELECT idx, kind, '{}', leaf FROM log_entries WHERE idx = 0",
+        ),
+        ("log_nodes", "REPLACE INTO log_nodes SELECT level, idx, zeroblob(32) FROM log_nodes"),
+        (
+            "log_heads",
+            "REPLACE INTO log_heads SELECT tree_size, timestamp_ms + 1, root, key_id, signature "
+            "FROM log_heads",
+        ),
+        (
+            "log_keys",
+            "REPLACE INTO log_keys SELECT key_id, public_key, from_index, 7 FROM log_keys",
+        ),
+    ],
+)
+def test_sqlite_s_replace_cannot_rewrite_the_log_either(
+    world: World, table: str, statement: str
+) -> None:
+    """An outsider's finding: SQLite's REPLACE deletes the row it collides with, and that
+    delete fires no DELETE trigger; it rewrote a logged receipt and a signed head."""
+    engine = world.platform.uow.engine  # type: ignore[attr-defined]
+    if engine.dialect.name != "sqlite":
+        pytest.skip("REPLACE is SQLite's (PostgreSQL's ON CONFLICT is refused above)")
+    queue(world, 4)
+    transparency.integrate(world.platform)
+    if table == "log_keys":  # written by a rotation only: an insert is what the log allows
+        with engine.begin() as connection:
+            connection.execute(text("INSERT INTO log_keys VALUES ('k', zeroblob(32), 0, NULL)"))
+    with engine.connect() as connection:
+        before = connection.execute(text(f"SELECT * FROM {table}")).all()
+    assert before
+    with pytest.raises(DatabaseError, match="append-only"), engine.begin() as connection:
+        connection.execute(text(statement))
+    with engine.connect() as connection:
+        assert connection.execute(text(f"SELECT * FROM {table}")).all() == before
 
 
 def test_concurrent_sequencers_build_one_tree_with_every_entry_once(world: World) -> None:
