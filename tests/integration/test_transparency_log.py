@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from grattage.blocks.signing import TreeHead, canonical_json
 from grattage.blocks.tlog import entry_leaf_hash, verify_consistency, verify_inclusion
 from grattage.errors import InvalidInput, NotFound
 from grattage.service import transparency
-from support import World
+from support import World, make_world
 
 
 def queue(world: World, count: int, kind: str = "block.opened") -> None:
@@ -95,14 +96,22 @@ def test_questions_about_trees_the_log_never_had_are_refused(world: World) -> No
         "DELETE FROM log_heads",
         "INSERT INTO log_entries (idx, kind, body, leaf) SELECT idx, kind, '{}', leaf "
         "FROM log_entries WHERE idx = 0 ON CONFLICT (idx) DO UPDATE SET body = excluded.body",
+        # an outsider's: the size lowered, so that the next merge collides with the entries
+        "UPDATE log_state SET tree_size = tree_size - 1",
     ],
 )
 def test_the_database_refuses_to_rewrite_the_log(world: World, statement: str) -> None:
     queue(world, 4)
     transparency.integrate(world.platform)
     engine = world.platform.uow.engine  # type: ignore[attr-defined]
-    with pytest.raises(DatabaseError, match="append-only"), engine.begin() as connection:
+    with pytest.raises(DatabaseError, match="append-only|only grows"), engine.begin() as connection:
         connection.execute(text(statement))
+
+
+@pytest.fixture
+def sqlite_world(tmp_path: Path) -> Iterator[World]:
+    with make_world("sqlite", tmp_path) as built:
+        yield built
 
 
 @pytest.mark.parametrize(
@@ -123,16 +132,16 @@ def test_the_database_refuses_to_rewrite_the_log(world: World, statement: str) -
             "log_keys",
             "REPLACE INTO log_keys SELECT key_id, public_key, from_index, 7 FROM log_keys",
         ),
+        ("log_state", "REPLACE INTO log_state VALUES (1, 0)"),
     ],
 )
 def test_sqlite_s_replace_cannot_rewrite_the_log_either(
-    world: World, table: str, statement: str
+    sqlite_world: World, table: str, statement: str
 ) -> None:
     """An outsider's finding: SQLite's REPLACE deletes the row it collides with, and that
     delete fires no DELETE trigger; it rewrote a logged receipt and a signed head."""
+    world = sqlite_world  # REPLACE is SQLite's (PostgreSQL's ON CONFLICT is refused above)
     engine = world.platform.uow.engine  # type: ignore[attr-defined]
-    if engine.dialect.name != "sqlite":
-        pytest.skip("REPLACE is SQLite's (PostgreSQL's ON CONFLICT is refused above)")
     queue(world, 4)
     transparency.integrate(world.platform)
     if table == "log_keys":  # written by a rotation only: an insert is what the log allows
@@ -141,7 +150,7 @@ def test_sqlite_s_replace_cannot_rewrite_the_log_either(
     with engine.connect() as connection:
         before = connection.execute(text(f"SELECT * FROM {table}")).all()
     assert before
-    with pytest.raises(DatabaseError, match="append-only"), engine.begin() as connection:
+    with pytest.raises(DatabaseError, match="append-only|only grows"), engine.begin() as connection:
         connection.execute(text(statement))
     with engine.connect() as connection:
         assert connection.execute(text(f"SELECT * FROM {table}")).all() == before
