@@ -194,3 +194,45 @@ def test_the_buy_route_shapes_its_answer_once_the_purchase_is_done(
     assert buy(world, [token])[0].status_code == 201
     [(held, thread)] = shaped_while
     assert not held and not thread.startswith("grattage-buy")
+
+
+def test_a_batch_whose_log_merge_fails_is_answered_503_to_every_purchase_and_keeps_none(
+    sqlite_world: World,
+) -> None:
+    """An outsider's finding: with the log's tree size lowered in the database (log_state has
+    no trigger), the merge run inside each purchase batch failed; the batch was committed and
+    its purchases never answered — stakes taken, requests hung."""
+    from sqlalchemy import text
+
+    from grattage.errors import Unavailable
+    from grattage.service import transparency
+
+    world = sqlite_world
+    world.stock("cash")
+    player = world.player(500 * 4)
+    engine = world.platform.uow.engine  # type: ignore[attr-defined]
+    transparency.integrate_all(world.platform)
+    with engine.begin() as connection:  # the owner drops the trigger, lowers the tree's size
+        connection.execute(text("DROP TRIGGER log_state_size_only_grows"))
+        connection.execute(text("UPDATE log_state SET tree_size = tree_size - 1"))
+    batcher = LoopBatcher(
+        world.platform.uow,  # type: ignore[arg-type]
+        after_batch=lambda: transparency.integrate(world.platform),
+    )
+
+    def sale() -> Any:
+        return tickets.buy(world.platform, player, game_name="cash", mode="auto")
+
+    async def four_purchases() -> list[Any]:
+        return await asyncio.wait_for(
+            asyncio.gather(*(batcher.run(sale) for _ in range(4)), return_exceptions=True), 10
+        )
+
+    try:
+        with ThreadPoolExecutor(max_workers=1) as runner:
+            answers = runner.submit(lambda: asyncio.run(four_purchases())).result()
+    finally:
+        batcher.close()
+    assert [type(answer) for answer in answers] == [Unavailable] * 4, answers
+    assert world.balance(player) == 500 * 4
+    assert tickets.history(world.platform, player, limit=10)[0] == []

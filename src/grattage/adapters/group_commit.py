@@ -205,6 +205,15 @@ class GroupCommitter:
             raise Unavailable("the database could not save this change; retry") from failure
         return 0 if batch is None else batch.size
 
+    def abandon_held(self, failure: BaseException) -> None:
+        """Roll the held batch back now: :meth:`release` then keeps none of it and raises, so
+        that every write it held is answered as failed (called on the batch's own thread)."""
+        batch = self._batch
+        if self._held is None or self._hold_failure is not None or batch is None:
+            return
+        self._hold_failure = failure
+        self._abandon(batch, failure)
+
     def held_connection(self) -> Connection | None:
         """The held batch's connection when the caller runs in it: its reads go there (no
         connection to check out, and they see the batch's own writes)."""

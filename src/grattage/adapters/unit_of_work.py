@@ -157,6 +157,11 @@ class SqlUnitOfWork:
         with database_errors_mapped():
             self._group.hold(batch)
 
+    def abandon(self, failure: BaseException) -> None:
+        """Roll the held batch back: :meth:`release` then raises, none of it kept."""
+        assert self._group is not None
+        self._group.abandon_held(failure)
+
     def release(self) -> int:
         """Commit the held batch; raises :class:`Unavailable` when none of it was kept."""
         assert self._group is not None

@@ -32,6 +32,7 @@ at once as an unknown game, so the number of threads stays bounded whatever a cl
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from asyncio import AbstractEventLoop
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from grattage.adapters.lane_batch import LaneBatch
 
 T = TypeVar("T")
+
+log = logging.getLogger("grattage.batching")
 
 PURCHASES_PER_HELD_BATCH = 32
 """Purchases one held batch runs before its commit: bounds how long the other worker waits
@@ -65,6 +68,8 @@ class HoldsBatches(Protocol):
     def hold(self, batch: HeldBatch) -> None: ...
 
     def release(self) -> int: ...
+
+    def abandon(self, failure: BaseException) -> None: ...
 
 
 class Writes(Protocol):
@@ -277,7 +282,20 @@ class LoopBatcher:
                 except Exception as refused:
                     outcomes.append((future, None, refused))
             if self._after_batch is not None and outcomes:
-                held.run(self._after_batch)  # in the same commit (see writes_for)
+                try:
+                    held.run(self._after_batch)  # in the same commit (see writes_for)
+                except Exception as failure:
+                    # An outsider's finding: a merge that failed (a tampered log_state) escaped
+                    # here, the batch was committed and its purchases never answered. Sales
+                    # whose receipts cannot reach the tree are not made: all answered 503.
+                    log.error(
+                        "merging the log inside a purchase batch failed (%s: %s): its %d "
+                        "purchases are rolled back and refused",
+                        type(failure).__name__,
+                        str(failure).splitlines()[0] if str(failure) else "",
+                        len(outcomes),
+                    )
+                    self._uow.abandon(failure)
         finally:
             # Even when something worse than an exception stops the batch, the database is let
             # go (what was sold is kept, unanswered, as after a lost answer).
