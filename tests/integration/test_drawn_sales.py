@@ -356,6 +356,48 @@ def test_a_drawer_whose_draws_keep_failing_gives_up_the_lease_and_sales_stop(
     assert drawn.draw() == 2
 
 
+def test_a_drawer_whose_heads_the_witness_keeps_refusing_gives_up_the_lease_and_sales_stop(
+    drawn: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An outsider's finding: after `grattage log rotate-key` the witness, still pinned to the
+    old key, refused every head; sales went on (201 covered, stakes taken) and none was ever
+    drawn, while /api/health said the draw was running. After a whole lease of refusals the
+    drawer renews its lease no more, so sales stop (503); once a head is cosigned again it
+    leads again and draws what waited."""
+    from grattage.errors import VerificationFailed
+
+    drawn.stock("cash")
+    player = drawn.player(5000)
+    platform, witness = drawn.platform, drawn.witness
+    assert witness is not None
+    platform.drawer_seen = DrawerSeen()  # the real one: read from the lease
+    drawer = Drawer(platform)
+    assert drawer.lead()
+    assert _buy(drawn, player).state == "covered"
+    cosign = witness.cosign
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise VerificationFailed("the head is not signed by the operator's key")
+
+    monkeypatch.setattr(witness, "cosign", refused)
+    start = witness.clock()
+    for tenth in range(80):
+        witness.clock.set(start + 100 * tenth)
+        witness.poll()
+        drawer.cosign_turn()
+    assert drawer.stuck(witness.clock()) and not drawer.lead()
+    witness.clock.set(start + 10_000)  # its last renewal has run out
+    witness.poll()
+    platform.drawer_seen.forget()
+    with pytest.raises(Unavailable, match="no drawer is drawing"):
+        _buy(drawn, player)
+    assert drawn.balance(player) == 5000 - STAKE
+    monkeypatch.setattr(witness, "cosign", cosign)  # the witness restarted with the new key
+    drawer.cosign_turn()
+    assert drawer.lead()
+    assert _buy(drawn, player).state == "covered"
+
+
 def test_a_sale_that_waited_for_its_blocks_row_names_the_round_after_its_own_time(
     drawn: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

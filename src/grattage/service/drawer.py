@@ -59,6 +59,9 @@ class Drawer:
     _drawn_through_ms: int = 0
     _draw_failing_since: int | None = None
     """When the drawing half's turns started failing (beacon ms); None while they succeed."""
+    _refused_since: int | None = None
+    """When the witness started refusing this log's heads (another key pinned, a head it
+    finds inconsistent); None once it cosigns again."""
     _lease_lock: threading.Lock = field(default_factory=threading.Lock)
     _witness_away: bool = False
     """Said once per outage: the witness did not answer, and has not answered since."""
@@ -115,7 +118,9 @@ class Drawer:
         leads, integrate and have the heads cosigned. Seconds until the next turn. It runs
         apart from the drawing half, so that a long draw never lets a round pass uncosigned."""
         self._poll()
-        if not self.lead():
+        # A drawer whose heads the witness refuses gives up the lease (:meth:`stuck`) but
+        # keeps asking, and leads again once a head is cosigned.
+        if not self.lead() and self._refused_since is None:
             return self._period_ms() / 2000
         self.cosign()
         return min(TICK_MS, self._period_ms() // 4) / 1000
@@ -136,10 +141,19 @@ class Drawer:
         return min(TICK_MS, self._period_ms() // 4) / 1000
 
     def stuck(self, now_ms: int) -> bool:
-        """Whether the draws have failed for a whole lease: this drawer draws nothing, and
-        must not hold the lease that lets sales be taken (service/drawer_seen.py)."""
-        since = self._draw_failing_since
-        return since is not None and now_ms - since >= self.lease_ms
+        """Whether the draws have failed, or the witness has refused every head, for a whole
+        lease: this drawer draws nothing, and must not hold the lease that lets sales be
+        taken (service/drawer_seen.py). An outsider's finding: after a key rotation the
+        witness, still pinned to the old key, refused every head while sales went on, none
+        of them ever drawn."""
+        return any(
+            since is not None and now_ms - since >= self.lease_ms
+            for since in (self._draw_failing_since, self._refused_since)
+        )
+
+    def _refused(self) -> None:
+        if self._refused_since is None:
+            self._refused_since = self.witness.now_ms()
 
     def lead(self) -> bool:
         """Take or renew the lease (when half of it is gone); whether this drawer leads.
@@ -217,9 +231,11 @@ class Drawer:
             return 0
         except (InconsistentHead, Conflict) as refused:
             self._last_known = False  # another leader moved it: read it again next time
+            self._refused()
             log.warning("the witness refused the head of size %d: %s", head.tree_size, refused)
             return 0
         except VerificationFailed as refused:  # it pins another key: a rotation, not restarted
+            self._refused()
             log.warning(
                 "the witness refused the head of size %d: %s (after a key rotation the witness "
                 "is restarted with the key in force: docs/witness.md)",
@@ -227,6 +243,7 @@ class Drawer:
                 refused.message,
             )
             return 0
+        self._refused_since = None
         self._cosigned[chain_id, number] = (head.tree_size, now)
         self._own_cosignatures[chain_id, number] = {"sth": head.to_json(), "cosignature": document}
         self._last_cosigned = head
