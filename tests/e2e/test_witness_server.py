@@ -212,3 +212,62 @@ def test_witness_init_twice_is_refused(tmp_path: Path) -> None:
         [GRATTAGE, "witness", "init"], env=env, capture_output=True, text=True, check=False
     )
     assert again.returncode == 3 and "already initialised" in again.stderr
+
+
+def test_a_witness_started_by_a_demo_dies_with_it_even_by_sigkill(
+    tmp_path: Path, operator: OperatorLog
+) -> None:
+    """An outsider's finding: a SIGTERMed `grattage demo` left its witness running on its
+    port (uvicorn re-raises the signal after its shutdown: no finally runs), and the next demo
+    silently used that stale witness. The demo's witness is now told whom not to outlive."""
+    import signal
+
+    env = witness_env(tmp_path / "witness", operator)
+    init = subprocess.run([GRATTAGE, "witness", "init"], env=env, capture_output=True, check=False)
+    assert init.returncode == 0
+    port = free_port()
+    parent = subprocess.Popen(  # stands for the demo: it starts the witness as the demo does
+        [
+            sys.executable,
+            "-c",
+            "import os, subprocess, sys, time\n"
+            "from grattage.entrypoints.cli.beside import BESIDE_MASTER_VARIABLE\n"
+            f"child = subprocess.Popen([{GRATTAGE!r}, 'witness', 'serve', '--port', '{port}'],"
+            " env={**os.environ, BESIDE_MASTER_VARIABLE: str(os.getpid())},"
+            " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "print(child.pid, flush=True)\n"
+            "time.sleep(120)\n",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert parent.stdout is not None
+    witness_pid = int(parent.stdout.readline())
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/witness/key").status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "the witness did not start"
+        time.sleep(0.05)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(witness_pid, 0)
+        except ProcessLookupError:
+            break
+        try:
+            with open(f"/proc/{witness_pid}/stat") as stat:  # a zombie is gone too
+                if stat.read().split(") ", 1)[1].startswith("Z"):
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(witness_pid, signal.SIGKILL)
+        raise AssertionError("the witness outlived the process that started it")

@@ -51,8 +51,14 @@ def demo_witness(operator_public_key: bytes) -> Iterator[None]:
         )
     key = Signer(store.signing_key()).public_key
     grattage = str(Path(sys.executable).parent / "grattage")
+    from grattage.entrypoints.cli.beside import BESIDE_MASTER_VARIABLE
+
+    # Told to die with the demo: uvicorn ends a SIGTERMed demo by raising the signal again
+    # once it has shut down, so the finally below never ran and the witness (an outsider
+    # found) stayed on its port, where the next demo silently used it.
     process = subprocess.Popen(
-        [grattage, "witness", "serve", "--port", str(settings.port)], env=dict(os.environ)
+        [grattage, "witness", "serve", "--port", str(settings.port)],
+        env={**os.environ, BESIDE_MASTER_VARIABLE: str(os.getpid())},
     )
     url = f"http://{settings.host}:{settings.port}"
     try:

@@ -51,7 +51,10 @@ def serve(host: str | None, port: int | None) -> None:
     """Publish the beacon and cosign heads (one process: the witness's clock is one)."""
     import uvicorn
 
+    from grattage.entrypoints.cli.beside import die_with_serve
     from grattage.entrypoints.serving import DeadlineHttpToolsProtocol
+
+    die_with_serve()  # the demo's own witness dies with the demo, whatever ends it
 
     settings = _settings()
     app = create_witness_app(settings)  # a bad setting or a missing witness: one line, exit 2
