@@ -125,7 +125,8 @@ class LogAuditor:
         if self.frontier.root() != head.root_hash:
             raise VerificationFailed(
                 f"the entries served do not hash to the signed root of size {head.tree_size}: "
-                "an entry was rewritten"
+                "an entry was rewritten, or the head is not the log's (a head naming a key not "
+                "yet in force is checked once its entries are fed: they may bring its key in)"
             )
         self.keys.check_head(head)
         cosigned = self.draws.largest_cosigned
