@@ -41,6 +41,7 @@ as in design-v1, but
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 from functools import reduce
 from itertools import accumulate
 from math import gcd, lcm
@@ -102,6 +103,7 @@ class _AstroRules(ShownInWays[Show]):
 
     name = "astro"
     title = "Astro"
+    regulation_date = date(2005, 8, 29)  # applicable from 15 September 2005 (art. 1)
     price_cents = 200
     base_block_size = 750_000
     allows_block_multiples = True

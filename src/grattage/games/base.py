@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Set
+from datetime import date
 from typing import Any, ClassVar, Generic, TypeVar
 
 from grattage.errors import (
@@ -39,6 +40,9 @@ class Game(ABC):
     base_block_size: ClassVar[int]
     allows_block_multiples: ClassVar[bool]
     rules_version: ClassVar[str]
+    regulation_date: ClassVar[date]
+    """The day the game's regulation was made (« Fait à Paris, le … »): the rules pages name it,
+    the game's and not the table's: an operator's table changes the prizes, not the rules."""
     choices: ClassVar[tuple[str, ...]]
     """What a player picks before buying (Astro's signs); empty when nothing is picked."""
     zones: ClassVar[tuple[str, ...]]

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping
+from datetime import date
 from functools import reduce
 from itertools import accumulate
 from math import gcd, lcm
@@ -79,6 +80,7 @@ class _CashRules(ShownInWays[Decomposition]):
 
     name = "cash"
     title = "Cash 500 000 €"
+    regulation_date = date(2009, 3, 16)
     price_cents = 500
     base_block_size = 12_000_000
     allows_block_multiples = False
