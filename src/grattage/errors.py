@@ -20,13 +20,17 @@ machine-readable name sent as ``{"error": code}`` by the API.
     │   └── NoDatabase                     the database named by the settings does not exist
     ├── VerificationFailed ............... well-formed data that fails its proof (422 / 1)
     ├── NotFound ......................... no such thing, or not yours (404 / 4)
+    │   └── NoTrySession                   no try session on this cookie, or it expired
     ├── Unauthorized ..................... no valid credentials (401 / 3)
     │   └── AccountLocked                  too many failed log-ins
     ├── Forbidden ........................ valid credentials without the right (403 / 3)
     │   ├── SelfExcluded                   the player (the person, the mailbox) excluded themself
-    │   └── NationallyExcluded             the person is on the national exclusion register
+    │   ├── NationallyExcluded             the person is on the national exclusion register
+    │   └── AccountSuspended               an operator suspended the player's account
     ├── Conflict ......................... the request clashes with the current state (409 / 3)
     │   ├── InsufficientBalance            the balance cannot pay the stake
+    │   │   └── TryBalanceSpent            the try session's play money cannot pay it
+    │   ├── TryLimitReached                a try session bought its most tickets
     │   ├── SoldOut                        no open block of the game has an unsold unit
     │   ├── NotOnSale                      every block left of the game is suspended or closed
     │   ├── IdempotencyConflict            an idempotency key reused with another request
@@ -38,6 +42,7 @@ machine-readable name sent as ``{"error": code}`` by the API.
     ├── RateLimited ...................... too many requests from a client or overall (429 / 5)
     ├── Unavailable ...................... the system cannot serve right now, retry later (503 / 5)
     │   ├── WitnessUnavailable             the witness cannot be reached, or cannot serve now
+    │   ├── OutcomeUnknown                 the connection died during COMMIT: retry, same key
     │   ├── WalletBusy                     a batched purchase found its wallet held (retried)
     │   └── Busy                           every password check slot stayed taken: retry soon
     └── Inconsistent ..................... stored records contradict themselves (500 / 3)
@@ -53,6 +58,9 @@ class GrattageError(Exception):
     (the API sends it as ``Retry-After``)."""
 
     code = "error"
+    details: dict[str, object] | None = None
+    """What a page needs to word the error itself, in numbers (the API sends it as
+    ``details``); None for most errors, whose code says it all."""
 
     def __init__(self, message: str, *, retry_after_seconds: int | None = None) -> None:
         super().__init__(message)
@@ -115,6 +123,12 @@ class NotFound(GrattageError):
     code = "not_found"
 
 
+class NoTrySession(NotFound):
+    """The try mode's cookie names no unexpired try session: the page starts a new one."""
+
+    code = "no_try_session"
+
+
 class Unauthorized(GrattageError):
     code = "unauthorized"
 
@@ -128,11 +142,26 @@ class Forbidden(GrattageError):
 
 
 class SelfExcluded(Forbidden):
+    """The player (or the person, or the mailbox) is self-excluded; ``details`` say until
+    when (``{"until": ISO 8601}``, or ``{"until": null, "permanent": true}``), so a page can
+    give the date."""
+
     code = "self_excluded"
+
+    def __init__(self, message: str, *, until: str | None = None) -> None:
+        super().__init__(message)
+        self.details = {"until": until, "permanent": until is None}
 
 
 class NationallyExcluded(Forbidden):
     code = "nationally_excluded"
+
+
+class AccountSuspended(Forbidden):
+    """An operator suspended the account: no log-in, purchase or deposit until they lift it
+    (its tickets already bought still finish, their prizes paid)."""
+
+    code = "account_suspended"
 
 
 class Conflict(GrattageError):
@@ -141,6 +170,16 @@ class Conflict(GrattageError):
 
 class InsufficientBalance(Conflict):
     code = "insufficient_balance"
+
+
+class TryBalanceSpent(InsufficientBalance):
+    """Play money only: the page offers a refill, never a deposit."""
+
+    code = "try_balance_spent"
+
+
+class TryLimitReached(Conflict):
+    code = "try_limit_reached"
 
 
 class SoldOut(Conflict):
@@ -158,7 +197,30 @@ class IdempotencyConflict(Conflict):
 
 
 class LimitReached(Conflict):
+    """A weekly limit the request would pass; its details say which, the limit in force, what
+    is left this week and when the week resets, so a page can say all of it in French."""
+
     code = "limit_reached"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str | None = None,
+        limit_cents: int = 0,
+        used_cents: int = 0,
+        resets_at: str = "",
+    ) -> None:
+        super().__init__(message)
+        if limit is None:  # an operator's own check (a stake_checks hook) may say only why
+            return
+        self.details = {
+            "limit": limit,
+            "limit_cents": limit_cents,
+            "used_cents": used_cents,
+            "remaining_cents": max(0, limit_cents - used_cents),
+            "resets_at": resets_at,
+        }
 
 
 class AlreadyExists(Conflict):
@@ -197,6 +259,14 @@ class Unavailable(GrattageError):
 class WitnessUnavailable(Unavailable):
     """The witness cannot be reached, or answers that it cannot serve now: nothing is sold or
     drawn without it until it answers again."""
+
+
+class OutcomeUnknown(Unavailable):
+    """The connection to the database was lost while its COMMIT was under way: the change may
+    or may not be kept, and nobody can tell until the database answers again. Retry with the
+    same Idempotency-Key: it answers the purchase kept, or makes it now."""
+
+    code = "outcome_unknown"
 
 
 class WalletBusy(Unavailable):

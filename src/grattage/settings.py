@@ -91,6 +91,15 @@ class Settings(BaseSettings):
     log_in_rate_overall: RateLimit = "1200/minute"
     sign_up_rate_per_client: RateLimit = "10/hour"
     sign_up_rate_overall: RateLimit = "300/minute"
+    try_start_rate_per_client: RateLimit = "20/hour"
+    """New try sessions (« Essayer gratuitement ») one client address may open."""
+    try_start_rate_overall: RateLimit = "600/minute"
+    try_balance_cents: Annotated[int, Field(ge=500, le=1_000_000)] = 5_000
+    """The play money a try session starts with, and gets back when it is spent (a refill)."""
+    try_session_hours: Annotated[int, Field(ge=1, le=24 * 30)] = 24
+    """A try session lasts this long from its start, then is purged with its tickets."""
+    try_session_max_tickets: Annotated[int, Field(ge=1, le=1_000_000)] = 2_000
+    """The try tickets one try session may buy (a bound on what one cookie may store)."""
     rate_limit_storage: str = "memory://"
     """Where the rate limits count (a `limits` storage URI). ``memory://`` counts in each
     worker process on its own: with N workers a client may get up to N times the rates."""
@@ -117,6 +126,14 @@ class Settings(BaseSettings):
     postgres_idle_in_transaction_timeout_ms: Annotated[int, Field(ge=0, le=3_600_000)] = 30_000
     """PostgreSQL: a session idle this long inside a transaction is ended by the server, its
     locks released; 0 is no limit."""
+    postgres_connect_timeout_seconds: Annotated[int, Field(ge=0, le=3600)] = 3
+    """PostgreSQL: longest wait for a new connection (libpq's ``connect_timeout``; 1 counts as
+    2); 0 waits as long as the kernel does."""
+    postgres_tcp_timeout_ms: Annotated[int, Field(ge=0, le=3_600_000)] = 5_000
+    """PostgreSQL: a connection whose other end acknowledged nothing this long (a cut link, a
+    host gone) is closed — on the app's side (``tcp_user_timeout`` and keepalives: the request
+    is answered 503) and on the database's (the backend ends, its locks released); 0 leaves it
+    to the kernel (about 15 minutes of retransmissions)."""
     max_body_bytes: Annotated[int, Field(ge=1024)] = 64 * 1024
     """Longest request body (JSON) a route takes; a longer one is refused with 413 before it is
     read whole."""
@@ -145,7 +162,8 @@ class Settings(BaseSettings):
     """Every so many minutes of a playing session, the player is shown time played and net
     spend."""
     operator_time_zone: str = "Europe/Paris"
-    """The operator's time zone (IANA name): a player is 18 on their birthday there."""
+    """The operator's time zone (IANA name): a player is 18 on their birthday there, and the
+    weeks of the deposit and stake limits run from Monday 00:00 there."""
     exclusion_register_file: Path | None = None
     """The national exclusion register (France: the ANJ's « fichier des interdits de jeux »)
     as a CSV of last name, first name, birth date; re-read when it changes. None: no register

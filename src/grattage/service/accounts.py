@@ -7,7 +7,7 @@ from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
 from grattage.errors import InvalidInput, Unauthorized
-from grattage.service import identity, person_exclusion, responsible
+from grattage.service import identity, person_exclusion, responsible, suspensions
 from grattage.service.context import Platform
 from grattage.service.credentials import (
     NewSession,
@@ -106,6 +106,9 @@ def log_in(platform: Platform, email: str, password: str, device: str = "") -> N
     token = secrets.token_urlsafe(32)
     now = platform.clock.now()
     with platform.uow.write() as repos:
+        # Under the wallet's lock, as a suspension closes the sessions: none opens after it.
+        suspensions.lock_wallet(repos, player.id)
+        suspensions.refuse_if_suspended(repos, player.id)
         device = log_in_succeeded(repos, counted, platform)
         repos.sessions.add(token_hash(token), player.id, now)
     expires_at = now + timedelta(seconds=platform.policy.session_idle_seconds)
@@ -160,8 +163,9 @@ def deposit(platform: Platform, player_id: int, amount_cents: int) -> int:
         raise InvalidInput(f"a demo deposit is 1 to {limit} cents, got {amount_cents!r}")
     now = platform.clock.now()
     with platform.uow.write() as repos:
+        account_id = suspensions.lock_wallet(repos, player_id)
+        suspensions.refuse_if_suspended(repos, player_id)
         responsible.check_deposit(repos, platform.policy, player_id, amount_cents, now)
-        account_id, _ = repos.ledger.player_account(player_id)
         house = repos.ledger.house_account(HOUSE_DEPOSITS)
         legs = [Leg(account_id, amount_cents), Leg(house, -amount_cents)]
         balances = repos.ledger.post(Movement("deposit", legs, now, player_id))

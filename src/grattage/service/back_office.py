@@ -107,12 +107,14 @@ def block(platform: Platform, block_id: int) -> BlockDetail:
 
 
 def payout_series(platform: Platform, block_id: int, points: int = 200) -> PayoutSeries:
-    """Cumulative payout (prizes paid / stakes) as the block's units sell, in sale order."""
+    """Cumulative payout (prizes paid / stakes) as the block's units sell, in sale order: at
+    most ``points`` points over the units sold so far (not the whole block: 27 sales of a
+    12 000 000-unit block are 27 points, not one), the last one at the last unit sold."""
     with platform.uow.read() as repos:
         found = repos.blocks.get(block_id)
         if found is None:
             raise NotFound(f"no block {block_id!r}")
-        bucket = max(1, -(-found.size // points))
+        bucket = max(1, -(-found.sold // points))
         rows = repos.reports.progress(block_id, bucket)
     game = platform.game_for_table(found.table_json)
     series: list[PayoutPoint] = []

@@ -11,7 +11,7 @@ from typing import Literal
 from grattage.errors import InvalidInput
 from grattage.service import back_office
 from grattage.service.context import Platform
-from grattage.service.ports import ChartRenderer
+from grattage.service.tool_ports import ChartRenderer
 
 ChartFormat = Literal["png", "svg"]
 CHART_FORMATS: tuple[ChartFormat, ...] = ("png", "svg")

@@ -19,13 +19,8 @@ from grattage.games.table import table_from_dict
 from grattage.service.draw_port import WitnessPort
 from grattage.service.drawer_seen import DrawerSeen
 from grattage.service.model import Block
-from grattage.service.ports import (
-    ExclusionRegister,
-    KeyStore,
-    PasswordHasher,
-    Repositories,
-    UnitOfWork,
-)
+from grattage.service.ports import Repositories, UnitOfWork
+from grattage.service.tool_ports import ExclusionRegister, KeyStore, PasswordHasher
 
 
 class Policy(Protocol):
@@ -53,6 +48,12 @@ class Policy(Protocol):
     def trusted_device_days(self) -> int: ...
     @property
     def demo_deposit_max_cents(self) -> int: ...
+    @property
+    def try_balance_cents(self) -> int: ...
+    @property
+    def try_session_hours(self) -> int: ...
+    @property
+    def try_session_max_tickets(self) -> int: ...
     @property
     def password_time_cost(self) -> int: ...
     @property

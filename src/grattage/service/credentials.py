@@ -1,6 +1,6 @@
 """What players' and operators' log-ins share: passwords, session tokens, the lock-out policy.
 
-Passwords are hashed behind the :class:`~grattage.service.ports.PasswordHasher` port; a
+Passwords are hashed behind the :class:`~grattage.service.tool_ports.PasswordHasher` port; a
 session token is kept only as its SHA-256 (a stolen table opens no session).
 
 The lock-out counts an attempt, and commits the count, *before* it checks the password: an
@@ -28,7 +28,8 @@ from typing import Literal, TypeVar
 from grattage.errors import AccountLocked, InvalidInput, Unauthorized
 from grattage.service.context import Platform
 from grattage.service.identity import canonical_email
-from grattage.service.ports import PasswordHasher, Repositories
+from grattage.service.ports import Repositories
+from grattage.service.tool_ports import PasswordHasher
 
 MIN_PASSWORD_LENGTH = 8
 MAX_PASSWORD_LENGTH = 256
@@ -122,13 +123,16 @@ def checked_log_in(
     password_hash: Callable[[A], str],
     bad_credentials: str,
     check_failed: Callable[[], None] | None = None,
+    first_refusal: Callable[[], None] | None = None,
 ) -> tuple[A, Counted]:
     """The account at ``address`` (found by ``find``) if ``password`` is its password; the
     attempt counted first, and refused unchecked beyond the threshold.
 
     Raises Unauthorized (wrong address or password) or AccountLocked (too many attempts on
     this counter in its window), the same way whether the address has an account or not;
-    ``check_failed`` runs after each password check that failed (not after a refusal)."""
+    ``check_failed`` runs after each password check that failed (not after a refusal), and
+    ``first_refusal`` before the first attempt of a window refused unchecked (the count is
+    atomic: one attempt is the first, however many arrive at once)."""
     policy = platform.policy
     window = policy.lockout_seconds
     now = platform.clock.now()
@@ -150,6 +154,8 @@ def checked_log_in(
         retry_after_seconds=retry_after,
     )
     if attempts > policy.lockout_threshold:
+        if attempts == policy.lockout_threshold + 1 and first_refusal is not None:
+            first_refusal()
         raise locked
     known_hash = None if account is None else password_hash(account)
     right = verify_password(platform, known_hash, password)  # a dummy check for no account

@@ -30,6 +30,7 @@ from grattage.service.model import Mode, Movement, NewTicket, Ticket, Unit
 from grattage.service.ports import Repositories
 from grattage.service.stakes import debit_stake
 from grattage.service.transparency import log_time, pseudonym, queue_signed_receipt
+from grattage.service.views import stored_document, stored_revealed
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 WITNESS_RETRY_AFTER_SECONDS = 2
@@ -96,7 +97,11 @@ def drawn_offer(
         loaded = platform.loaded_block(repos, ids[0])
     except (NotFound, *block_lifecycle.UNPLAYABLE_TABLE_ERRORS):
         return None
-    return (loaded.id, loaded.block.price_cents) if loaded.drawn else None
+    # A block priced nothing is not on sale: the plain path takes its unit and refuses it
+    # (NotOnSale) before any money moves; a drawn sale would debit first.
+    if not loaded.drawn or loaded.block.price_cents <= 0:
+        return None
+    return loaded.id, loaded.block.price_cents
 
 
 def sell_drawn(
@@ -170,8 +175,8 @@ def covered_ticket(
         sign=sign,
         stake_cents=stake_cents,
         prize_cents=0,
-        document="{}",
-        revealed="[]",
+        document=stored_document({}),
+        revealed=stored_revealed(game, ()),
         state="covered",
         created_at=now,
         last_action_at=now,

@@ -12,7 +12,6 @@ drawers try, and a drawer killed at any instant resumes at the block's first und
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +29,7 @@ from grattage.service.draw_port import QueuedDraw, SlotState
 from grattage.service.model import HOUSE_PRIZES, Leg, Movement, Ticket
 from grattage.service.ports import Repositories
 from grattage.service.transparency import queue_entry
+from grattage.service.views import stored_document, stored_revealed
 
 DRAW_BATCH = 100
 """Draws per transaction: a batch holds its block's cursor and the tickets it draws."""
@@ -134,7 +134,7 @@ class _Planned:
     slot_writes: list[tuple[int, SlotState | None]]
     """(slot, its new state; None: its row goes)."""
     prize_cents: int
-    document: str
+    document: bytes
 
 
 def _plan(
@@ -206,7 +206,7 @@ def _plan(
 
 def _design(
     repos: Repositories, loaded: LoadedBlock, ticket: Ticket, unit: int
-) -> tuple[int, str, bytes]:
+) -> tuple[int, bytes, bytes]:
     """The unit's prize and the ticket's design (the same code as an undrawn sale's), and the
     unit's leaf."""
     game = loaded.game
@@ -218,7 +218,7 @@ def _design(
         raise DesignMismatchError(f"block {loaded.id} unit {unit}: design != prize")
     assert loaded.public_id is not None
     leaf = unit_leaf_v2(loaded.public_id, unit, tier, prize, salt)
-    return prize, json.dumps(document, separators=(",", ":")), leaf
+    return prize, stored_document(document), leaf
 
 
 def _apply(
@@ -248,7 +248,7 @@ def _apply(
         position=resolution.unit,
         prize_cents=prize,
         document=draw.document,
-        revealed=json.dumps(list(loaded.game.zones)) if auto else "[]",
+        revealed=stored_revealed(loaded.game, loaded.game.zones if auto else ()),
         state="finished" if auto else "playing",
         last_action_at=now,
         finished_at=now if auto else None,

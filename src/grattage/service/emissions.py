@@ -104,6 +104,10 @@ def create_emission(
     check_block_count(blocks)
     table = table or default_table(game_name)
     game = find_game(game_name, table)
+    # Blocks are made where the key store is writable: the operator's own keys are made
+    # there too, never at an app host's first sale (its key store is read-only).
+    platform.keys.operator_key()
+    platform.keys.pseudonym_key()
     table_json = json.dumps(table.to_dict(), sort_keys=True, separators=(",", ":"))
     now = platform.clock.now()
     with platform.uow.write() as repos:
@@ -303,6 +307,7 @@ def _listing(
             winning_tickets=0,
             prizes_total_cents=0,
             reconstruction=False,
+            regulation_date=kind.regulation_date,
             choices=tuple(kind.choices),
             zones=tuple(kind.zones),
             prize_table=(),
@@ -323,6 +328,7 @@ def _listing(
         winning_tickets=table.prizes_count,
         prizes_total_cents=table.prizes_total_cents,
         reconstruction=table.reconstruction,
+        regulation_date=game.regulation_date,
         choices=tuple(game.choices),
         zones=tuple(game.zones),
         prize_table=tuple(PrizeTier(t.prize_cents, t.count) for t in table.tiers),

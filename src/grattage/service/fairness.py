@@ -22,6 +22,7 @@ from grattage.service.context import Platform
 from grattage.service.model import Block, LogEntryRow, Ticket
 from grattage.service.ports import Repositories
 from grattage.service.records import PublicBlock
+from grattage.service.views import ticket_document
 
 ENDED_STATES = ("exhausted", "closed")
 
@@ -122,7 +123,7 @@ def ticket_proof(
         unit_salt(loaded.key, position),
         ticket.sign,
         path,
-        json.loads(ticket.document),
+        ticket_document(ticket),
     )
 
 
@@ -219,7 +220,7 @@ def _proof_v2(
             "choice": ticket.sign,
             "path": [node.hex() for node in path],
         },
-        "ticket": json.loads(ticket.document),
+        "ticket": ticket_document(ticket),
         "log": log,
         **({} if draw is None else {"draw": draw}),
     }

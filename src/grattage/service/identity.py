@@ -141,6 +141,11 @@ def _name_key(name: str) -> str:
     return unicodedata.normalize("NFKC", _SEPARATORS.sub("", bare))
 
 
+def name_search_key(word: str) -> str:
+    """A word typed to look a person up, as their key spells it: « Éloïse » finds « eloise »."""
+    return _name_key(unicodedata.normalize("NFKC", word))
+
+
 def _clean_name(name: str, what: str) -> tuple[str, str]:
     text = unicodedata.normalize("NFKC", name).strip()
     _refuse_invisible(text, what, name)

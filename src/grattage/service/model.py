@@ -87,8 +87,11 @@ class TicketFacts:
     stake_cents: int
     prize_cents: int
     """The prize won; 0 while covered."""
-    document: str
-    revealed: str
+    document: bytes
+    """What the ticket shows, in its compact stored form (:mod:`grattage.games.ticket_codec`;
+    :func:`grattage.service.views.ticket_document` reads it)."""
+    revealed: bytes
+    """The zones revealed so far, stored as a bit set over the game's zones (the codec's)."""
     state: TicketState
     created_at: datetime
     last_action_at: datetime
@@ -121,6 +124,16 @@ class Overdue:
     inactivity_cutoff: datetime
     abandon_cutoff: datetime
     inactivity_games: tuple[str, ...]
+
+    def cutoff_for(self, game: str) -> datetime:
+        """A playing ticket of ``game`` whose last action is at or before this is overdue."""
+        if game in self.inactivity_games:  # whichever delay runs out first (due_tickets' OR)
+            return max(self.inactivity_cutoff, self.abandon_cutoff)
+        return self.abandon_cutoff
+
+    def holds_for(self, ticket: Ticket) -> bool:
+        """Whether ``ticket`` is overdue, as :meth:`Tickets.due` would find it."""
+        return ticket.state == "playing" and ticket.last_action_at <= self.cutoff_for(ticket.game)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Literal
 
+from grattage.errors import InvalidInput
 from grattage.service import credentials
 from grattage.service.audit_trail import record
 from grattage.service.context import Platform
@@ -41,9 +43,17 @@ def create(platform: Platform, email: str, password: str, actor: str = "cli") ->
     return operator_id
 
 
-def log_in(platform: Platform, email: str, password: str, device: str = "") -> NewSession:
-    """A new operator session; every refused password check is written to the audit log
-    (whether an operator has the address or not, so that the time taken tells nothing)."""
+def log_in(
+    platform: Platform, email: str, password: str, device: str = "", client: str = ""
+) -> NewSession:
+    """A new operator session. Each failure is written to the audit log
+    (``operator.log_in_failed``, with the address tried and the ``client``'s, never the
+    password): every failed password check (whether an operator has the address or not, so
+    that the time taken tells nothing), and the first attempt of a lock-out window refused
+    unchecked — the lock-out bounds the entries to a few per address and window, however
+    many attempts a flood sends."""
+    # Not an address at all: refused before anything is counted or checked, unrecorded (a
+    # flood of those would grow the log without bound; the rate limit per client holds them).
     address = credentials.log_in_address(email, _BAD_CREDENTIALS)
     operator, counted = credentials.checked_log_in(
         platform,
@@ -54,7 +64,8 @@ def log_in(platform: Platform, email: str, password: str, device: str = "") -> N
         lambda repos: repos.operators.by_email(address),
         lambda operator: operator.password_hash,
         _BAD_CREDENTIALS,
-        check_failed=lambda: _record_failure(platform, address),
+        check_failed=lambda: _record_failure(platform, address, client),
+        first_refusal=lambda: _record_failure(platform, address, client, "locked_out"),
     )
     token = secrets.token_urlsafe(32)
     now = platform.clock.now()
@@ -62,17 +73,50 @@ def log_in(platform: Platform, email: str, password: str, device: str = "") -> N
         device = credentials.log_in_succeeded(repos, counted, platform)
         repos.operators.add_session(token_hash(token), operator.id, now)
         record(
-            repos, now, f"operator:{operator.email}", "operator.log_in", f"operator:{operator.id}"
+            repos,
+            now,
+            f"operator:{operator.email}",
+            "operator.log_in",
+            f"operator:{operator.id}",
+            {"client": client} if client else None,
         )
     return NewSession(token, now + timedelta(seconds=platform.policy.session_idle_seconds), device)
 
 
-def _record_failure(platform: Platform, address: str) -> None:
+FailureReason = Literal["unknown_operator", "wrong_password", "locked_out", "rate_limited", "busy"]
+
+
+def record_refused_log_in(
+    platform: Platform, email: str, client: str, reason: Literal["rate_limited", "busy"]
+) -> None:
+    """Audit a log-in refused before its password was checked: by the rate limit (429) or
+    because every password-hashing slot was taken (503). The caller records only the first
+    refusal of a window per client, so a flood adds a bounded number of entries. Such a
+    refusal is not counted toward the address's lock-out: no password was tried, and counting
+    it would let anyone lock an operator out by flooding from one address. A text that is not
+    an e-mail address is not recorded, as in :func:`log_in`."""
+    try:
+        address = credentials.normalize_email(email)
+    except InvalidInput:
+        return
+    _record_failure(platform, address, client, reason)
+
+
+def _record_failure(
+    platform: Platform, address: str, client: str, reason: FailureReason | None = None
+) -> None:
+    """One ``operator.log_in_failed`` entry, in a transaction of its own after the attempt
+    was counted: the audit log's head serialises it with every other append, so concurrent
+    failures extend one chain, and the lock-out's count is committed whatever happens here.
+    ``reason`` None: a failed password check, unknown operator or wrong password."""
     now = platform.clock.now()
     with platform.uow.write() as repos:
         operator = repos.operators.by_email(address)
         target = "operator:unknown" if operator is None else f"operator:{operator.id}"
-        record(repos, now, "anonymous", "operator.log_in_failed", target, {"email": address})
+        if reason is None:
+            reason = "unknown_operator" if operator is None else "wrong_password"
+        details = {"email": address, "reason": reason, "client": client}
+        record(repos, now, "anonymous", "operator.log_in_failed", target, details)
 
 
 def authenticate(platform: Platform, token: str) -> OperatorCaller | None:
@@ -95,6 +139,12 @@ def authenticate(platform: Platform, token: str) -> OperatorCaller | None:
     return OperatorCaller(session.operator_id, session.email)
 
 
-def log_out(platform: Platform, token: str) -> None:
+def log_out(platform: Platform, token: str, caller: OperatorCaller, client: str = "") -> None:
+    """End the operator's session, audited (``operator.log_out``) in the same transaction;
+    a session ended already (a second log-out racing the first) records nothing."""
+    now = platform.clock.now()
     with platform.uow.write() as repos:
-        repos.operators.delete_session(token_hash(token))
+        if repos.operators.delete_session(token_hash(token)):
+            details = {"client": client} if client else None
+            subject = f"operator:{caller.operator_id}"
+            record(repos, now, caller.actor, "operator.log_out", subject, details)

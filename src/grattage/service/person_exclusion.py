@@ -42,7 +42,8 @@ def refuse_excluded_identity(
             raise SelfExcluded("this person or this mailbox is excluded from play permanently")
         if until is not None and until > now:
             raise SelfExcluded(
-                f"this person or this mailbox is excluded from play until {iso(until)}"
+                f"this person or this mailbox is excluded from play until {iso(until)}",
+                until=iso(until),
             )
 
 

@@ -32,6 +32,8 @@ from grattage.service.model import (
     SessionRow,
     Ticket,
 )
+from grattage.service.player_port import PlayerDirectory
+from grattage.service.try_ports import TryRepository
 
 
 class LogInAttempts(Protocol):
@@ -95,7 +97,8 @@ class Ledger(Protocol):
         ...
 
     def record(self, movement: Movement) -> None:
-        """Store a balanced movement and its entries, the balances changed by :meth:`apply`."""
+        """Store a movement — two legs, balanced, between two accounts — after :meth:`apply`
+        changed the balances; ValueError for any other legs."""
         ...
 
     def post(self, movement: Movement) -> dict[int, int]:
@@ -179,9 +182,24 @@ class BlockRepository(Protocol):
 class TicketRepository(Protocol):
     def add(self, ticket: NewTicket) -> int: ...
     def get(self, ticket_id: int, for_update: bool = False) -> Ticket | None: ...
-    def set_revealed(self, ticket_id: int, revealed: str, now: datetime) -> None: ...
-    def finish(self, ticket_id: int, revealed: str, now: datetime, finished_by: FinishedBy) -> bool:
+    def set_revealed(self, ticket_id: int, revealed: bytes, now: datetime) -> None: ...
+    def finish(
+        self, ticket_id: int, revealed: bytes, now: datetime, finished_by: FinishedBy
+    ) -> bool:
         """Mark a playing ticket finished; False if it already was (nothing changed)."""
+        ...
+
+    def note_activity(
+        self,
+        ticket_id: int,
+        player_id: int,
+        now: datetime,
+        overdue_cutoff: datetime,
+        throttle_cutoff: datetime,
+    ) -> bool:
+        """Move the last action of the player's playing ticket to ``now``, only if it is after
+        ``overdue_cutoff`` (not overdue) and at or before ``throttle_cutoff`` (not moved a
+        moment ago); False if nothing changed."""
         ...
 
     def set_balance_after(self, ticket_id: int, balance_after_cents: int) -> None: ...
@@ -192,6 +210,7 @@ class TicketRepository(Protocol):
     def history(self, player_id: int, limit: int, before: int | None) -> list[Ticket]: ...
     def ticket_at(self, block_id: int, sequence: int) -> int | None: ...
     def last(self, player_id: int) -> Ticket | None: ...
+    def still_covered(self, ticket_id: int, player_id: int) -> bool: ...
 
 
 class IdempotencyRepository(Protocol):
@@ -207,8 +226,11 @@ class ReconciliationQueries(Protocol):
     """The read-only queries reconciliation runs; each answers the rows that break a rule."""
 
     def balances_off_ledger(self) -> list[tuple[str, int, int]]: ...
-    def entries_total(self) -> int: ...
-    def unbalanced_movements(self) -> list[tuple[int, int]]: ...
+    def movements_not_transfers(self) -> list[tuple[int, int, int, int]]:
+        """(movement, from account, to account, amount) of each movement that is not a
+        positive amount between two accounts."""
+        ...
+
     def negative_player_balances(self) -> list[tuple[str, int]]: ...
     def tickets_without_one_stake(self) -> list[tuple[int, int]]: ...
     def stakes_off_price(self) -> list[tuple[int, int, int]]: ...
@@ -238,7 +260,9 @@ class OperatorRepository(Protocol):
     def add_session(self, token_hash: str, operator_id: int, now: datetime) -> None: ...
     def find_session(self, token_hash: str) -> OperatorSessionRow | None: ...
     def touch_session(self, session_id: int, now: datetime) -> None: ...
-    def delete_session(self, token_hash: str) -> None: ...
+    def delete_session(self, token_hash: str) -> bool:
+        """End the session; False if there was none (ended already)."""
+        ...
 
 
 class AuditLogRepository(Protocol):
@@ -333,64 +357,15 @@ class Repositories(Protocol):
     def login_attempts(self) -> LogInAttempts: ...
     @property
     def log(self) -> TransparencyLogRepository: ...
+    @property
+    def player_directory(self) -> PlayerDirectory: ...
 
     @property
     def draws(self) -> DrawRepository: ...
+    @property
+    def try_play(self) -> TryRepository: ...
 
 
 class UnitOfWork(Protocol):
     def write(self) -> AbstractContextManager[Repositories]: ...
     def read(self) -> AbstractContextManager[Repositories]: ...
-
-
-class PasswordHasher(Protocol):
-    def hash(self, password: str) -> str:
-        """A salted, slow hash of ``password`` that names its own algorithm and cost."""
-        ...
-
-    def verify(self, password_hash: str, password: str) -> bool:
-        """Whether ``password`` is the one hashed (False for a hash it cannot read)."""
-        ...
-
-
-class ExclusionRegister(Protocol):
-    """The national register of people barred from gambling (France: the ANJ's « fichier des
-    interdits de jeux »), by person key (:func:`grattage.service.identity.person`)."""
-
-    def lists(self, person_key: str) -> bool: ...
-
-
-class KeyStore(Protocol):
-    def put(self, key_id: str, key: bytes) -> None: ...
-    def get(self, key_id: str) -> bytes: ...
-    def discard(self, key_id: str) -> None: ...
-    def operator_key(self, key_id: str | None = None) -> bytes:
-        """The operator's Ed25519 private key ``key_id`` (32 bytes); None: the first one,
-        created on first use."""
-        ...
-
-    def put_operator_key(self, key_id: str, key: bytes) -> None:
-        """Store a new operator key (a rotation's) durably, before the rotation commits."""
-        ...
-
-    def discard_operator_key(self, key_id: str) -> None:
-        """Remove a rotation's new key whose rotation is known not to have committed."""
-        ...
-
-    def pseudonym_key(self) -> bytes:
-        """The key of players' pseudonyms in receipts (32 bytes), created on first use."""
-        ...
-
-
-# The pictures port, appended after the storage ports; its imports sit with it so that this
-# part and the storage part above change without touching each other.
-from typing import Literal  # noqa: E402
-
-from grattage.service.records import PayoutSeries, TierSeries  # noqa: E402
-
-
-class ChartRenderer(Protocol):
-    """Draws a block's charts (PNG or SVG bytes) from the exact series the service prepares."""
-
-    def payout(self, series: PayoutSeries, fmt: Literal["png", "svg"]) -> bytes: ...
-    def tiers(self, series: TierSeries, fmt: Literal["png", "svg"]) -> bytes: ...

@@ -100,6 +100,8 @@ class GameListing:
     winning_tickets: int
     prizes_total_cents: int
     reconstruction: bool
+    regulation_date: date
+    """The day the game's regulation was made: the rules pages date the rules with it."""
     choices: tuple[str, ...]
     zones: tuple[str, ...]
     prize_table: tuple[PrizeTier, ...]

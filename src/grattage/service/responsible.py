@@ -1,6 +1,8 @@
-"""Responsible gaming: weekly deposit and stake limits, self-exclusion, reality checks.
+"""Responsible gaming: weekly deposit and stake limits, self-exclusion, activity (the reality
+checks are :mod:`grattage.service.reality_checks`).
 
-Limits run over calendar weeks (Monday 00:00 UTC to the next Monday). Each purchase and each
+Limits run over calendar weeks in the operator's time zone (``operator_time_zone``, Paris:
+Monday 00:00 to the next Monday, as a French player counts them). Each purchase and each
 deposit locks the player's row of ``player_limits`` (after their account row), checks this
 week's counter against the limit in force and raises the counter, all in the transaction that
 moves the money: two concurrent requests cannot both pass a limit, and a refused or failed
@@ -15,13 +17,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 from grattage.errors import InvalidInput, LimitReached, SelfExcluded
 from grattage.games.money import format_euros
 from grattage.service.context import Platform, Policy, StakeCheck
-from grattage.service.model import Caller, LimitsRow
+from grattage.service.model import LimitsRow
 from grattage.service.person_exclusion import (
     exclude_identity,
     person_key_of,
@@ -36,7 +39,6 @@ from grattage.service.records import (
     Limits,
     LimitView,
     PendingLimit,
-    RealityCheck,
 )
 from grattage.service.views import iso
 
@@ -47,9 +49,17 @@ HISTORY_DAYS = 92
 """How far back a player's activity goes by default: at least three months."""
 
 
-def week_of(moment: datetime) -> date:
-    day = moment.date()
+def week_of(moment: datetime, time_zone: str) -> date:
+    """The Monday (a date in ``time_zone``) of the week ``moment`` falls in."""
+    day = moment.astimezone(ZoneInfo(time_zone)).date()
     return day - timedelta(days=day.weekday())
+
+
+def week_end(week: date, time_zone: str) -> datetime:
+    """When the week starting on Monday ``week`` ends: the next Monday 00:00 in ``time_zone``
+    (23:00 or 22:00 UTC on the Sunday in Paris), in UTC."""
+    next_monday = datetime.combine(week + timedelta(days=7), time(), tzinfo=ZoneInfo(time_zone))
+    return next_monday.astimezone(UTC)
 
 
 @dataclass(frozen=True)
@@ -106,12 +116,12 @@ def refuse_if_excluded(row: LimitsRow | None, now: datetime) -> None:
     if until == "forever":
         raise SelfExcluded("you excluded yourself from play permanently")
     if isinstance(until, datetime):
-        raise SelfExcluded(f"you excluded yourself from play until {iso(until)}")
+        raise SelfExcluded(f"you excluded yourself from play until {iso(until)}", until=iso(until))
 
 
-def _spend(row: LimitsRow, now: datetime) -> tuple[date, int, int]:
+def _spend(row: LimitsRow, now: datetime, time_zone: str) -> tuple[date, int, int]:
     """(this week, deposits so far this week, stakes so far this week)."""
-    week = week_of(now)
+    week = week_of(now, time_zone)
     if row.week_start != week:
         return week, 0, 0
     return week, row.week_deposits_cents, row.week_stakes_cents
@@ -152,13 +162,8 @@ def check_stake(
     now: datetime,
 ) -> None:
     """The purchase's check, in its transaction: exclusion, then the weekly stake limit."""
-    over = _count_in_week(repos, policy, player_id, "stake", stake_cents, now)
-    if over is not None:
-        limit, staked = over
-        raise LimitReached(
-            f"this {format_euros(stake_cents)} {game} ticket would pass your weekly stake limit "
-            f"of {format_euros(limit)} ({format_euros(staked)} staked this week)"
-        )
+    what = f"this {format_euros(stake_cents)} {game} ticket"
+    _count_in_week(repos, policy, player_id, "stake", stake_cents, now, what)
 
 
 def stake_check_for(policy: Policy) -> StakeCheck:
@@ -176,13 +181,8 @@ def check_deposit(
     repos: Repositories, policy: Policy, player_id: int, amount_cents: int, now: datetime
 ) -> None:
     """The deposit's check, in its transaction: exclusion, then the weekly deposit limit."""
-    over = _count_in_week(repos, policy, player_id, "deposit", amount_cents, now)
-    if over is not None:
-        limit, deposited = over
-        raise LimitReached(
-            f"this deposit of {format_euros(amount_cents)} would pass your weekly deposit limit "
-            f"of {format_euros(limit)} ({format_euros(deposited)} deposited this week)"
-        )
+    what = f"this deposit of {format_euros(amount_cents)}"
+    _count_in_week(repos, policy, player_id, "deposit", amount_cents, now, what)
 
 
 def _count_in_week(
@@ -192,23 +192,28 @@ def _count_in_week(
     kind: LimitKind,
     amount_cents: int,
     now: datetime,
-) -> tuple[int, int] | None:
+    what: str,
+) -> None:
     """Refuse an excluded player, then count ``amount_cents`` into this week's deposits or
-    stakes; None once counted, or (the limit in force, the week's total so far) if it would
-    pass the limit (nothing counted)."""
+    stakes; raise :class:`LimitReached` (nothing counted) if ``what`` would pass the limit."""
     row = repos.limits.lock(player_id)
     refuse_if_excluded(row, now)
     limit = _limit(row, kind, policy, now).in_force_cents
-    week, deposits, stakes = _spend(row, now)
+    week, deposits, stakes = _spend(row, now, policy.operator_time_zone)
     spent = deposits if kind == "deposit" else stakes
     if spent + amount_cents > limit:
-        return limit, spent
+        # The next Monday 00:00 in the operator's zone, in UTC as iso() writes it.
+        resets = week_end(week, policy.operator_time_zone).isoformat().replace("+00:00", "Z")
+        raise LimitReached(
+            f"{what} would pass your weekly {kind} limit of {format_euros(limit)} "
+            f"({format_euros(spent)} this week, until {resets})",
+            limit=kind, limit_cents=limit, used_cents=spent, resets_at=resets,
+        )  # fmt: skip
     if kind == "deposit":
         deposits += amount_cents
     else:
         stakes += amount_cents
     repos.limits.set_counters(player_id, week, deposits, stakes)
-    return None
 
 
 def check_log_in(platform: Platform, player_id: int) -> None:
@@ -225,7 +230,7 @@ def _limit_view(row: LimitsRow | None, kind: LimitKind, policy: Policy, now: dat
     limit = _limit(row, kind, policy, now)
     spent = 0
     if row is not None:
-        _week, deposits, stakes = _spend(row, now)
+        _week, deposits, stakes = _spend(row, now, policy.operator_time_zone)
         spent = deposits if kind == "deposit" else stakes
     pending = None
     if limit.pending_cents is not None and limit.pending_at is not None:
@@ -254,7 +259,7 @@ def limits(platform: Platform, player_id: int) -> Limits:
     with platform.uow.read() as repos:
         row = repos.limits.get(player_id)
     return Limits(
-        week_start=week_of(now),
+        week_start=week_of(now, policy.operator_time_zone),
         deposit=_limit_view(row, "deposit", policy, now),
         stake=_limit_view(row, "stake", policy, now),
         cooling_off_seconds=policy.limit_cooling_off_seconds,
@@ -292,6 +297,8 @@ def set_limits(
                 values |= {f"{kind}_limit_cents": cents, f"{kind}_pending_cents": None}
                 values[f"{kind}_pending_at"] = None
             else:
+                # Raised during a self-exclusion, it would be in force on the player's return.
+                refuse_if_excluded(row, now)
                 effective = now + timedelta(seconds=policy.limit_cooling_off_seconds)
                 values |= {
                     f"{kind}_limit_cents": current.in_force_cents,
@@ -304,7 +311,8 @@ def set_limits(
 
 def exclude(platform: Platform, player_id: int, period: str) -> Exclusion:
     """Self-exclusion from now of the player's person and mailbox, so of all their accounts
-    and of any new one; a shorter one never cuts short one in force."""
+    and of any new one; a shorter one never cuts short one in force. The account's sessions
+    end in the same transaction: an excluded player is logged out, as a log-in is refused."""
     if period not in EXCLUSION_PERIODS:
         raise InvalidInput(f"a self-exclusion lasts {', '.join(EXCLUSION_PERIODS)}, got {period!r}")
     now = platform.clock.now()
@@ -319,22 +327,26 @@ def exclude(platform: Platform, player_id: int, period: str) -> Exclusion:
             row.excluded_until is None or row.excluded_until < until
         ):
             repos.limits.update(player_id, excluded_until=until)
+        # What the log-in now refuses, an open session must not allow: every session of the
+        # account ends with the exclusion (the page shows the confirmation from this answer).
+        repos.player_directory.end_sessions(player_id)
     return exclusion(platform, player_id)
 
 
 def activity(platform: Platform, player_id: int, days: int = HISTORY_DAYS) -> Activity:
-    """The player's money, day by day, over the last ``days`` days (from the ledger)."""
+    """The player's money, day by day, over the last ``days`` days (from the ledger); days
+    as the player lives them, in the operator's time zone (Paris), as the weeks of the limits."""
     if not 1 <= days <= 366:
         raise InvalidInput(f"days is 1 to 366, got {days!r}")
-    now = platform.clock.now()
-    since = datetime.combine(
-        (now - timedelta(days=days - 1)).date(), datetime.min.time(), now.tzinfo
-    )
+    zone = ZoneInfo(platform.policy.operator_time_zone)
+    today = platform.clock.now().astimezone(zone).date()
+    first_day = today - timedelta(days=days - 1)
+    since = datetime.combine(first_day, time(), tzinfo=zone).astimezone(UTC)
     with platform.uow.read() as repos:
         found = repos.limits.movements_since(player_id, since)
     by_day: dict[date, Counter[str]] = defaultdict(Counter)
     for kind, moment, amount in found:
-        day = by_day[moment.date()]
+        day = by_day[moment.astimezone(zone).date()]
         if kind == "deposit":
             day["deposits_cents"] += amount
         elif kind == "stake":
@@ -360,40 +372,4 @@ def activity(platform: Platform, player_id: int, days: int = HISTORY_DAYS) -> Ac
         tickets=sum(row.tickets for row in rows),
         net_spend_cents=sum(row.net_spend_cents for row in rows),
     )
-    return Activity(since=since.date(), until=now.date(), days=rows, totals=totals)
-
-
-def _due(started: datetime, checked: datetime | None, every: timedelta, now: datetime) -> bool:
-    return now - (started if checked is None else max(started, checked)) >= every
-
-
-def reality_check(platform: Platform, caller: Caller) -> RealityCheck | None:
-    """Every ``reality_check_minutes`` of a session: time played and net spend, once (the
-    numbers: the pages word them).
-
-    The caller carries what authenticating the session read, its start and the last check:
-    on almost every request they show that no check is due, and that costs no query. The
-    last check only moves forward, so an old reading can call a check due that is not (another
-    request gave it meanwhile) but never the reverse; the player's row, locked, decides.
-    """
-    now = platform.clock.now()
-    every = timedelta(minutes=platform.policy.reality_check_minutes)
-    if not _due(caller.session_started_at, caller.reality_checked_at, every, now):
-        return None
-    player_id = caller.player_id
-    with platform.uow.write() as repos:
-        started = repos.limits.session_started(caller.session_id)
-        row = repos.limits.lock(player_id)
-        if started is None or not _due(started, row.reality_checked_at, every, now):
-            return None
-        repos.limits.update(player_id, reality_checked_at=now)
-        found = repos.limits.movements_since(player_id, started)
-    stakes = sum(-amount for kind, _, amount in found if kind == "stake")
-    prizes = sum(amount for kind, _, amount in found if kind == "prize")
-    return RealityCheck(
-        minutes_played=int((now - started).total_seconds() // 60),
-        interval_minutes=platform.policy.reality_check_minutes,
-        stakes_cents=stakes,
-        prizes_cents=prizes,
-        net_spend_cents=stakes - prizes,
-    )
+    return Activity(since=first_day, until=today, days=rows, totals=totals)

@@ -10,6 +10,7 @@ from grattage.games.money import format_euros
 from grattage.service.context import Platform
 from grattage.service.model import HOUSE_STAKES, Leg
 from grattage.service.ports import Repositories
+from grattage.service.suspensions import refuse_if_suspended
 
 
 def debit_stake(
@@ -22,11 +23,13 @@ def debit_stake(
     now: datetime,
 ) -> tuple[list[Leg], int]:
     """Check the player's limits and debit ``stake`` cents: the stake's legs and the balance
-    after. Refused (LimitReached, InsufficientBalance, …) with nothing written by it."""
-    if platform.stake_checks:
-        # A check reads what the player already staked: hold the wallet first, or concurrent
-        # purchases all read the same total and together exceed a limit (PostgreSQL).
-        repos.ledger.lock_player_account(account_id)
+    after. Refused (AccountSuspended, LimitReached, InsufficientBalance, …) with nothing
+    written by it."""
+    # Hold the wallet first: a check reads what the player already staked, or concurrent
+    # purchases would all read the same total and together exceed a limit (PostgreSQL); and a
+    # suspension locks it too, so a purchase racing one is sold before it or refused after.
+    repos.ledger.lock_player_account(account_id)
+    refuse_if_suspended(repos, player_id)
     for check in platform.stake_checks:
         check(repos, player_id, game_name, stake, now)
     legs = [Leg(account_id, -stake), Leg(repos.ledger.house_account(HOUSE_STAKES), stake)]

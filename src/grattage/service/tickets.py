@@ -45,7 +45,13 @@ from grattage.service.ports import Repositories
 from grattage.service.records import HistoryRow, TicketView
 from grattage.service.stakes import debit_stake
 from grattage.service.transparency import receipt_of, sign_and_log_receipt
-from grattage.service.views import history_row, revealed_zones, ticket_view
+from grattage.service.views import (
+    history_row,
+    revealed_zones,
+    stored_document,
+    stored_revealed,
+    ticket_view,
+)
 
 __all__ = ["buy", "get_ticket", "history", "last_ticket", "reveal", "settle_due", "sweep"]
 
@@ -224,8 +230,8 @@ def _sell(
         sign=sign,
         stake_cents=stake,
         prize_cents=prize,
-        document=json.dumps(document, separators=(",", ":")),
-        revealed=json.dumps(list(loaded.game.zones)) if auto else "[]",
+        document=stored_document(document),
+        revealed=stored_revealed(loaded.game, loaded.game.zones if auto else ()),
         state="finished" if auto else "playing",
         created_at=now,
         last_action_at=now,
@@ -302,10 +308,15 @@ def reveal(
     ticket_id: int,
     zones: list[str] | None = None,
     reveal_all: bool = False,
+    by_inactivity: bool = False,
 ) -> TicketView:
-    """Reveal ``zones`` (or every zone); the ticket finishes when nothing is hidden any more."""
+    """Reveal ``zones`` (or every zone); the ticket finishes when nothing is hidden any more.
+    ``by_inactivity``: the page's own inactivity timer reveals the rest (``reveal_all``), and
+    the ticket is finished by ``inactivity``, as the server's would be."""
     if not reveal_all and not zones:
         raise InvalidInput('say which zones to reveal ({"zones": [...]}) or {"all": true}')
+    if by_inactivity and not reveal_all:
+        raise InvalidInput('an inactivity reveal reveals every zone: {"all": true}')
     now = platform.clock.now()
     with platform.uow.write() as repos:
         _finish_due(platform, repos, now, player_id)
@@ -314,6 +325,8 @@ def reveal(
         requested = list(game.zones) if reveal_all else list(dict.fromkeys(zones or []))
         for zone in requested:
             game.check_zone(zone)
+        if by_inactivity and not game.reveals_after_inactivity:
+            raise InvalidInput(f"a {game.name} ticket is not revealed after inactivity")
         if ticket.state == "finished":
             return ticket_view(ticket, game)
         if ticket.state == "covered":
@@ -321,16 +334,17 @@ def reveal(
                 f"ticket {ticket_id!r} is not drawn yet: its unit is drawn once its beacon round "
                 "is published (within a round); wait for it (GET /api/tickets/{id}?wait=1)"
             )
-        revealed = set(revealed_zones(ticket)) | set(requested)
+        revealed = set(revealed_zones(ticket, game)) | set(requested)
         for zone in requested:
             missing = [z for z in game.zone_prerequisites(zone) if z not in revealed]
             if missing:
                 raise ZoneNotRevealable(f"{zone!r} can be revealed only after {', '.join(missing)}")
         ordered = [zone for zone in game.zones if zone in revealed]
         if len(ordered) == len(game.zones):
-            _finish(platform, repos, ticket, "player", now)
+            # The page's word for why: it only labels the finish (the prize is the ticket's).
+            _finish(platform, repos, ticket, "inactivity" if by_inactivity else "player", now)
         else:
-            repos.tickets.set_revealed(ticket.id, json.dumps(ordered), now)
+            repos.tickets.set_revealed(ticket.id, stored_revealed(game, ordered), now)
         updated = repos.tickets.get(ticket.id)
         assert updated is not None
         return ticket_view(updated, game)
@@ -340,6 +354,13 @@ def get_ticket(platform: Platform, player_id: int, ticket_id: int) -> TicketView
     settle_due(platform, player_id)
     with platform.uow.read() as repos:
         return _view(platform, repos, _owned(repos, player_id, ticket_id))
+
+
+def still_covered(platform: Platform, player_id: int, ticket_id: int) -> bool:
+    """Whether the player's ticket still waits for its draw: one read, nothing settled (a
+    covered ticket is never overdue) — the long poll's look between two full answers."""
+    with platform.uow.read() as repos:
+        return repos.tickets.still_covered(ticket_id, player_id)
 
 
 def last_ticket(platform: Platform, player_id: int) -> TicketView:

@@ -31,7 +31,7 @@ from grattage.blocks.tlog import (
 )
 from grattage.errors import InvalidInput, NotFound, Unavailable
 from grattage.service.context import LoadedBlock, Platform
-from grattage.service.log_port import TransparencyLogRepository
+from grattage.service.log_nodes import LogNodes, path_nodes
 from grattage.service.model import LoggedKey, QueuedLogEntry, StoredTreeHead
 from grattage.service.ports import Repositories
 
@@ -87,46 +87,9 @@ def _pseudonym(key: bytes, player_id: int) -> str:
     return hmac.new(key, message, "sha256").digest()[:16].hex()
 
 
-class _Nodes:
-    """The node store seen through one transaction, remembering what it has read."""
-
-    def __init__(self, log: TransparencyLogRepository) -> None:
-        self.log = log
-        self.known: dict[tuple[int, int], bytes] = {}
-
-    def prefetch(self, wanted: list[tuple[int, int]]) -> None:
-        missing = [key for key in wanted if key not in self.known]
-        if missing:
-            self.known.update(self.log.nodes(missing))
-
-    def __call__(self, level: int, index: int) -> bytes:
-        key = (level, index)
-        if key not in self.known:
-            self.known.update(self.log.nodes([key]))
-        return self.known[key]
-
-
-def _perfect_ranges(start: int, end: int) -> list[tuple[int, int]]:
-    """The perfect subtrees ``(level, index)`` that MTH(D[start:end]) is made of."""
-    found: list[tuple[int, int]] = []
-    stack = [(start, end)]
-    while stack:
-        low, high = stack.pop()
-        count = high - low
-        if count <= 0:
-            continue
-        if count & (count - 1) == 0 and low % count == 0:
-            level = count.bit_length() - 1
-            found.append((level, low >> level))
-            continue
-        k = 1 << ((count - 1).bit_length() - 1)
-        stack += [(low, low + k), (low + k, high)]
-    return found
-
-
 def tree_frontier(repos: Repositories, size: int) -> Frontier:
     """The right edge of the tree of ``size`` entries, read in one statement."""
-    nodes = _Nodes(repos.log)
+    nodes = LogNodes(repos.log)
     peaks, start = [], 0
     for level in range(size.bit_length() - 1, -1, -1):
         if size >> level & 1:
@@ -237,8 +200,8 @@ def inclusion(platform: Platform, index: int, tree_size: int) -> dict[str, Any]:
         raise InvalidInput(f"entry {index!r} is not in a tree of {tree_size!r} entries")
     with platform.uow.read() as repos:
         _checked_size(repos, tree_size)
-        nodes = _Nodes(repos.log)
-        nodes.prefetch([(0, index), *_path_nodes(index, tree_size)])
+        nodes = LogNodes(repos.log)
+        nodes.prefetch([(0, index), *path_nodes(index, tree_size)])
         path = inclusion_path(nodes, index, tree_size)
         leaf = nodes(0, index)
     return {
@@ -249,27 +212,14 @@ def inclusion(platform: Platform, index: int, tree_size: int) -> dict[str, Any]:
     }
 
 
-def _path_nodes(index: int, size: int) -> list[tuple[int, int]]:
-    wanted: list[tuple[int, int]] = []
-    start, end = 0, size
-    while end - start > 1:
-        k = 1 << ((end - start - 1).bit_length() - 1)
-        if index < start + k:
-            wanted += _perfect_ranges(start + k, end)
-            end = start + k
-        else:
-            wanted += _perfect_ranges(start, start + k)
-            start += k
-    return wanted
-
-
 def consistency(platform: Platform, first: int, second: int) -> dict[str, Any]:
     """RFC 9162 consistency proof between the trees of ``first`` and ``second`` entries."""
     if not 0 < first <= second:
         raise InvalidInput(f"no consistency proof from {first!r} to {second!r} entries")
     with platform.uow.read() as repos:
         _checked_size(repos, second)
-        nodes = _Nodes(repos.log)
+        nodes = LogNodes(repos.log)
+        nodes.prefetch_for(lambda source: consistency_path(source, first, second))
         proof = consistency_path(nodes, first, second)
     return {"first": first, "second": second, "proof": [node.hex() for node in proof]}
 
@@ -277,7 +227,9 @@ def consistency(platform: Platform, first: int, second: int) -> dict[str, Any]:
 def root_of_size(platform: Platform, tree_size: int) -> bytes:
     with platform.uow.read() as repos:
         _checked_size(repos, tree_size)
-        return subtree_hash(_Nodes(repos.log), 0, tree_size)
+        nodes = LogNodes(repos.log)
+        nodes.prefetch_for(lambda source: subtree_hash(source, 0, tree_size))
+        return subtree_hash(nodes, 0, tree_size)
 
 
 def entries(platform: Platform, start: int, end: int) -> list[dict[str, Any]]:

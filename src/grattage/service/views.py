@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from grattage.games import Game
+from grattage.games import Game, TicketDocument
+from grattage.games.ticket_codec import (
+    decode_document,
+    decode_revealed,
+    encode_document,
+    encode_revealed,
+)
 from grattage.service.model import Ticket
 from grattage.service.records import HistoryRow, TicketView
 
@@ -17,9 +23,23 @@ def iso(moment: datetime | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def revealed_zones(ticket: Ticket) -> list[str]:
-    zones: list[str] = json.loads(ticket.revealed)
-    return zones
+def stored_document(document: Mapping[str, Any]) -> bytes:
+    """A ticket's document as the tickets' storage keeps it: compact, read back exactly."""
+    return encode_document(document)
+
+
+def stored_revealed(game: Game, zones: Sequence[str]) -> bytes:
+    """The revealed ``zones`` (in the game's order) as the tickets' storage keeps them."""
+    return encode_revealed(game.zones, zones)
+
+
+def ticket_document(ticket: Ticket) -> TicketDocument:
+    """What the ticket shows: the document it was sold with (``{}`` while covered)."""
+    return decode_document(ticket.document)
+
+
+def revealed_zones(ticket: Ticket, game: Game) -> list[str]:
+    return decode_revealed(game.zones, ticket.revealed)
 
 
 def locked_zones(game: Game, revealed: set[str], finished: bool) -> list[str]:
@@ -35,8 +55,8 @@ def locked_zones(game: Game, revealed: set[str], finished: bool) -> list[str]:
 def ticket_view(ticket: Ticket, game: Game) -> TicketView:
     """The API's ``Ticket``: hidden content never leaves the server."""
     finished = ticket.state == "finished"
-    document = json.loads(ticket.document)
-    revealed = revealed_zones(ticket)
+    document = ticket_document(ticket)
+    revealed = revealed_zones(ticket, game)
     shown = game.zones if finished else [zone for zone in game.zones if zone in set(revealed)]
     return TicketView(
         id=ticket.id,
