@@ -14,6 +14,16 @@ row held by a stuck transaction costs a purchase at most this long, then 55P03 �
 and went silent — a hung client — so its row locks do not outlive it). A limit of 0 turns
 that limit off, as in PostgreSQL.
 
+Those three are the server's: none of them helps a client whose link to the server is cut,
+which would otherwise wait in the kernel's retransmissions (15 minutes on Linux) — and the
+server's end of that connection, its row locks held, as long. So every connection also has a
+**TCP time limit** on both ends: libpq's ``connect_timeout`` (a connection that cannot be
+opened), ``tcp_user_timeout`` (data sent and not acknowledged) and keepalives (a silent
+peer), and the server's own ``tcp_user_timeout`` and ``tcp_keepalives_*`` for the backend's
+socket (sent with the three limits above), so that a cut connection fails on the app's side
+(``Unavailable``, 503) and ends on the database's (its transaction rolled back, its locks
+released) within about that limit.
+
 Only ``grattage migrate`` and ``grattage demo`` may create a SQLite file: for every other use
 an engine is made with ``create=False`` and opens the file read-write without ever creating it
 (a command run from another folder must not leave an empty ``var/grattage.db`` behind).
@@ -31,6 +41,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import QueuePool
 
+from grattage.adapters.driver_sql import flush_deferred
 from grattage.errors import InvalidInput, NoDatabase
 
 WRITE_OPTION = "grattage_write"
@@ -44,16 +55,47 @@ class PostgresTimeouts:
     lock_ms: int = 2_000
     statement_ms: int = 5_000
     idle_in_transaction_ms: int = 30_000
+    connect_s: int = 3
+    """libpq's ``connect_timeout`` (seconds; it counts 1 as 2)."""
+    tcp_ms: int = 5_000
+    """A connection whose peer acknowledged nothing this long is closed, on both ends."""
 
     def startup_options(self) -> str:
-        """The ``options`` connection parameter: ``-c name=value`` for each limit."""
-        return (
+        """The ``options`` connection parameter: ``-c name=value`` for each server limit."""
+        options = (
             f"-c lock_timeout={self.lock_ms} -c statement_timeout={self.statement_ms} "
             f"-c idle_in_transaction_session_timeout={self.idle_in_transaction_ms}"
         )
+        if self.tcp_ms:
+            idle, interval, count = self._keepalives()
+            options += (
+                f" -c tcp_user_timeout={self.tcp_ms} -c tcp_keepalives_idle={idle}"
+                f" -c tcp_keepalives_interval={interval} -c tcp_keepalives_count={count}"
+            )
+        return options
+
+    def client_parameters(self) -> dict[str, int]:
+        """libpq's connection parameters for the client's end of the socket."""
+        parameters = {"connect_timeout": self.connect_s}
+        if self.tcp_ms:
+            idle, interval, count = self._keepalives()
+            parameters |= {
+                "tcp_user_timeout": self.tcp_ms,
+                "keepalives": 1,
+                "keepalives_idle": idle,
+                "keepalives_interval": interval,
+                "keepalives_count": count,
+            }
+        return parameters
+
+    def _keepalives(self) -> tuple[int, int, int]:
+        # A silent peer is probed after half the limit, then every second: declared dead
+        # about the limit after its last word (tcp_user_timeout then bounds the probes too).
+        half = max(1, -(-self.tcp_ms // 2000))
+        return half, 1, half
 
 
-NO_TIMEOUTS = PostgresTimeouts(0, 0, 0)
+NO_TIMEOUTS = PostgresTimeouts(0, 0, 0, 0, 0)
 
 
 def is_sqlite(engine: Engine) -> bool:
@@ -104,7 +146,8 @@ def make_engine(
     parsed = parse_database_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(url, create)
-    options = (timeouts or PostgresTimeouts()).startup_options()
+    limits = timeouts or PostgresTimeouts()
+    options = limits.startup_options()
     # ``options`` given in the URL (a search_path, say) would be replaced by connect_args':
     # keep them, after ours, so that they win on a clash.
     in_url = parsed.query.get("options")
@@ -112,10 +155,17 @@ def make_engine(
         options += f" {given}"
     if schema:
         options += f" -csearch_path={schema}"
-    connect_args: dict[str, Any] = {"options": options}
-    return create_engine(
+    connect_args: dict[str, Any] = {"options": options, **limits.client_parameters()}
+    engine = create_engine(
         url, connect_args=connect_args, pool_size=10, max_overflow=40, pool_pre_ping=True
     )
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _deferred_first(connection: Connection, *_: Any) -> None:
+        # A lane batch's deferred statements come before any statement of SQLAlchemy's.
+        flush_deferred(connection)
+
+    return engine
 
 
 def _sqlite_engine(url: str, create: bool) -> Engine:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from grattage.adapters.db_time import to_db_time
@@ -35,11 +35,70 @@ from grattage.adapters.driver_sql import (
     SLOT,
     SLOTS_FROM,
 )
+from grattage.adapters.log_tables import log_entries
 from grattage.adapters.rows import record_of
-from grattage.adapters.tables import blocks, log_entries, tickets
+from grattage.adapters.tables import blocks, tickets
 from grattage.adapters.tickets import names_the_sale_index, sale_index_taken
 from grattage.service.draw_port import QueuedDraw, SlotState
 from grattage.service.model import Ticket
+
+# The statements the drawer runs at every turn (a few dozen times a second) or every round,
+# built once: built at each call, each was built, keyed and looked up in the compiled cache
+# again every time (bench/play_cpu.py).
+_ROUNDS = select(draw_queue.c.chain_id, draw_queue.c.round, draw_queue.c.round_ms)
+_EARLIEST_ROUND = _ROUNDS.order_by(draw_queue.c.round_ms).limit(1)
+_PENDING_ROUNDS = (
+    _ROUNDS.where(draw_queue.c.round_ms <= bindparam("until_ms"))
+    .distinct()
+    .order_by(draw_queue.c.round_ms)
+)
+_PENDING_BLOCKS = (
+    select(draw_queue.c.block_id)
+    .where(draw_queue.c.round_ms <= bindparam("until_ms"))
+    .distinct()
+    .order_by(draw_queue.c.block_id)
+)
+_DRAWABLE = (
+    select(draw_queue, log_entries.c.idx)
+    .select_from(
+        draw_queue.outerjoin(
+            log_entries,
+            and_(
+                log_entries.c.ticket_id == draw_queue.c.ticket_id,
+                log_entries.c.kind == "sale.receipt",
+            ),
+        )
+    )
+    .where(
+        draw_queue.c.block_id == bindparam("block_id"),
+        draw_queue.c.round_ms <= bindparam("until_ms"),
+    )
+    .order_by(draw_queue.c.sequence)
+    .limit(bindparam("limit"))
+)
+_CURSOR = select(block_draws.c.drawn).where(block_draws.c.block_id == bindparam("block_id"))
+_LOCK_CURSOR = _CURSOR.with_for_update()
+_SET_CURSOR = (
+    update(block_draws)
+    .where(
+        block_draws.c.block_id == bindparam("for_block"),
+        block_draws.c.drawn == bindparam("drawn_before"),
+    )
+    .values(drawn=bindparam("drawn_after"))
+    .returning(block_draws.c.block_id)
+)
+_COVERED_TICKETS = select(tickets).where(tickets.c.id.in_(bindparam("ids", expanding=True)))
+_TAKE_LEASE = (
+    update(draw_lease)
+    .where(
+        draw_lease.c.id == 1,
+        (draw_lease.c.holder == bindparam("taker"))
+        | (draw_lease.c.expires_ms < bindparam("now_ms")),
+    )
+    .values(holder=bindparam("taker"), expires_ms=bindparam("lease_until"))
+    .returning(draw_lease.c.id)
+)
+_LEASE_EXPIRY = select(draw_lease.c.expires_ms).where(draw_lease.c.id == 1)
 
 
 class SqlDraws:
@@ -92,42 +151,20 @@ class SqlDraws:
 
     # -- the drawer ----------------------------------------------------------------------
     def earliest_round(self) -> tuple[str, int, int] | None:
-        row = self.db.execute(
-            select(draw_queue.c.chain_id, draw_queue.c.round, draw_queue.c.round_ms)
-            .order_by(draw_queue.c.round_ms)
-            .limit(1)
-        ).first()
+        row = self.db.execute(_EARLIEST_ROUND).first()
         return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
 
     def pending_rounds(self, until_ms: int) -> list[tuple[str, int, int]]:
-        rows = self.db.execute(
-            select(draw_queue.c.chain_id, draw_queue.c.round, draw_queue.c.round_ms)
-            .where(draw_queue.c.round_ms <= until_ms)
-            .distinct()
-            .order_by(draw_queue.c.round_ms)
-        )
+        rows = self.db.execute(_PENDING_ROUNDS, {"until_ms": until_ms})
         return [(str(chain), int(number), int(ms)) for chain, number, ms in rows]
 
     def pending_blocks(self, until_ms: int) -> list[int]:
-        rows = self.db.execute(
-            select(draw_queue.c.block_id)
-            .where(draw_queue.c.round_ms <= until_ms)
-            .distinct()
-            .order_by(draw_queue.c.block_id)
-        )
+        rows = self.db.execute(_PENDING_BLOCKS, {"until_ms": until_ms})
         return [int(block_id) for (block_id,) in rows]
 
     def drawable(self, block_id: int, until_ms: int, limit: int) -> list[QueuedDraw]:
-        receipt = and_(
-            log_entries.c.ticket_id == draw_queue.c.ticket_id,
-            log_entries.c.kind == "sale.receipt",
-        )
         rows = self.db.execute(
-            select(draw_queue, log_entries.c.idx)
-            .select_from(draw_queue.outerjoin(log_entries, receipt))
-            .where(draw_queue.c.block_id == block_id, draw_queue.c.round_ms <= until_ms)
-            .order_by(draw_queue.c.sequence)
-            .limit(limit)
+            _DRAWABLE, {"block_id": block_id, "until_ms": until_ms, "limit": limit}
         )
         return [
             QueuedDraw(
@@ -144,27 +181,14 @@ class SqlDraws:
         ]
 
     def cursor(self, block_id: int) -> int:
-        return int(
-            self.db.execute(
-                select(block_draws.c.drawn).where(block_draws.c.block_id == block_id)
-            ).scalar_one()
-        )
+        return int(self.db.execute(_CURSOR, {"block_id": block_id}).scalar_one())
 
     def lock_cursor(self, block_id: int) -> int:
-        return int(
-            self.db.execute(
-                select(block_draws.c.drawn)
-                .where(block_draws.c.block_id == block_id)
-                .with_for_update()
-            ).scalar_one()
-        )
+        return int(self.db.execute(_LOCK_CURSOR, {"block_id": block_id}).scalar_one())
 
     def set_cursor(self, block_id: int, before: int, after: int) -> bool:
         moved = self.db.execute(
-            update(block_draws)
-            .where(block_draws.c.block_id == block_id, block_draws.c.drawn == before)
-            .values(drawn=after)
-            .returning(block_draws.c.block_id)
+            _SET_CURSOR, {"for_block": block_id, "drawn_before": before, "drawn_after": after}
         ).first()
         return moved is not None
 
@@ -190,7 +214,7 @@ class SqlDraws:
         DEQUEUE_DRAW(self.db, {"ticket_id": ticket_id})
 
     def covered_tickets(self, ticket_ids: Sequence[int]) -> dict[int, Ticket]:
-        rows = self.db.execute(select(tickets).where(tickets.c.id.in_(list(ticket_ids))))
+        rows = self.db.execute(_COVERED_TICKETS, {"ids": list(ticket_ids)})
         return {int(row.id): record_of(Ticket, row) for row in rows if row.state == "covered"}
 
     def round_logged(self, chain_id: str, round_number: int) -> bool:
@@ -217,20 +241,12 @@ class SqlDraws:
 
     def take_lease(self, holder: str, now_ms: int, until_ms: int) -> bool:
         taken = self.db.execute(
-            update(draw_lease)
-            .where(
-                draw_lease.c.id == 1,
-                (draw_lease.c.holder == holder) | (draw_lease.c.expires_ms < now_ms),
-            )
-            .values(holder=holder, expires_ms=until_ms)
-            .returning(draw_lease.c.id)
+            _TAKE_LEASE, {"taker": holder, "now_ms": now_ms, "lease_until": until_ms}
         ).first()
         return taken is not None
 
     def lease_expiry(self) -> int:
-        expires = self.db.execute(
-            select(draw_lease.c.expires_ms).where(draw_lease.c.id == 1)
-        ).scalar()
+        expires = self.db.execute(_LEASE_EXPIRY).scalar()
         return 0 if expires is None else int(expires)
 
     def resolve_ticket(self, ticket_id: int, **values: Any) -> bool:

@@ -62,9 +62,15 @@ class DriverResult:
 class DriverSql:
     """One statement, prepared for both drivers' parameter styles once."""
 
-    def __init__(self, sql: str, *, returns_rows: bool | None = None) -> None:
-        """``returns_rows`` None: a SELECT, or a statement with a RETURNING clause."""
+    def __init__(
+        self, sql: str, *, returns_rows: bool | None = None, deferrable: bool = False
+    ) -> None:
+        """``returns_rows`` None: a SELECT, or a statement with a RETURNING clause.
+        ``deferrable``: its caller needs no answer, so inside a lane batch it waits to be
+        sent with the next statement that does (:func:`defer_on`) — nor catches its errors,
+        which that statement raises."""
         self.sql = " ".join(sql.split())
+        self.deferrable = deferrable
         self._pyformat = _NAMED.sub(r"%(\1)s", self.sql.replace("%", "%%"))
         if returns_rows is None:
             returns_rows = self.sql.split(" ", 1)[0].upper() == "SELECT" or (
@@ -79,6 +85,12 @@ class DriverSql:
         sqlite = connection.dialect.name == "sqlite"
         text = self.sql if sqlite else self._pyformat
         parameters = parameters if parameters is not None else {}
+        if not sqlite and (deferred := _deferred(connection)) is not None:
+            if self.deferrable:
+                deferred.append((text, parameters))
+                return _NO_ROWS
+            if deferred:
+                return self._with_deferred(connection, deferred, text, parameters)
         proxied = connection.connection
         cursor = proxied.cursor()
         try:
@@ -93,14 +105,101 @@ class DriverSql:
         finally:
             cursor.close()
 
+    def _with_deferred(
+        self,
+        connection: Connection,
+        deferred: list[tuple[str, dict[str, Any]]],
+        text: str,
+        parameters: dict[str, Any],
+    ) -> DriverResult:
+        """The statements waiting, then this one, in one pipeline: one round trip."""
+        waiting = list(deferred)
+        deferred.clear()
+        return _pipelined(connection, [*waiting, (text, parameters)], self._returns_rows)
+
+
+# Lane batches (adapters/lane_batch.py) defer what needs no answer: a savepoint, its release,
+# the week's counters, a movement's rows… and send it in one libpq pipeline with the next
+# statement whose answer the purchase waits for. Every statement of a purchase then costs a
+# round trip only where the service needs to know something — on PostgreSQL each is one more
+# wait of every buyer of the game, whose block row the batch holds. An error in a deferred
+# statement is raised by the statement it went with (or the batch's commit), in the same
+# purchase's savepoint at the latest: a purchase sends what it deferred before it ends
+# (LaneBatch.write), except its RELEASE, which goes with the next purchase's first statement.
+_DEFERRED = "grattage_deferred_statements"
+_NO_ROWS = DriverResult([])
+
+
+def _deferred(connection: Connection) -> list[tuple[str, dict[str, Any]]] | None:
+    if connection.invalidated:
+        return None
+    found: list[tuple[str, dict[str, Any]]] | None = connection.info.get(_DEFERRED)
+    return found
+
+
+def defer_on(connection: Connection) -> None:
+    """From now on, deferrable statements on ``connection`` wait for the next that is not
+    (PostgreSQL with pipelines; else nothing changes). Ended by :func:`stop_deferring`."""
+    if connection.dialect.name != "sqlite" and _pipelines_supported():
+        connection.info[_DEFERRED] = []
+
+
+def stop_deferring(connection: Connection) -> None:
+    """Forget what waits (the transaction ends: rolled back, or flushed by its commit)."""
+    if not connection.invalidated and not connection.closed:  # else its info went with it
+        connection.info.pop(_DEFERRED, None)
+
+
+def flush_deferred(connection: Connection) -> None:
+    """Send what waits, now (before a commit, or a statement that does not come from here)."""
+    deferred = _deferred(connection)
+    if deferred:
+        waiting = list(deferred)
+        deferred.clear()
+        _pipelined(connection, waiting, returns_rows=False)
+
+
+@cache
+def _pipelines_supported() -> bool:
+    import psycopg
+
+    return bool(psycopg.Pipeline.is_supported())
+
+
+def _pipelined(
+    connection: Connection, statements: list[tuple[str, dict[str, Any]]], returns_rows: bool
+) -> DriverResult:
+    """``statements`` in one pipeline; the last one's rows."""
+    proxied = connection.connection
+    driver: Any = proxied.driver_connection
+    cursors = [driver.cursor() for _ in statements]
+    text = "; ".join(sql for sql, _ in statements)
+    try:
+        with driver.pipeline():
+            for cursor, (sql, parameters) in zip(cursors, statements, strict=True):
+                cursor.execute(sql, parameters)
+        return DriverResult(list(cursors[-1].fetchall()) if returns_rows else [])
+    except connection.dialect.loaded_dbapi.Error as failure:
+        if connection.dialect.is_disconnect(failure, proxied.dbapi_connection, None):
+            connection.invalidate(failure)
+        raise DBAPIError.instance(
+            text, statements[-1][1], failure, connection.dialect.loaded_dbapi.Error
+        ) from failure
+    finally:
+        for cursor in cursors:
+            cursor.close()
+
 
 # A lane batch's turn: its game's rows, taken first (adapters/lane_batch.py), the wait for them
 # bounded as a whole by the lock timeout (which PostgreSQL counts for each lock of a row: a
 # row's tuple lock, then its holder's transaction).
 LOCK_WAIT_AS_STATEMENT_LIMIT = DriverSql(
-    "SELECT set_config('statement_timeout', current_setting('lock_timeout'), true)"
+    "SELECT set_config('statement_timeout', current_setting('lock_timeout'), true)",
+    deferrable=True,
 )
-STATEMENT_LIMIT_RESET = DriverSql("SET LOCAL statement_timeout TO DEFAULT", returns_rows=False)
+STATEMENT_LIMIT_RESET = DriverSql(
+    "SET LOCAL statement_timeout TO DEFAULT", returns_rows=False, deferrable=True
+)
 # NO KEY UPDATE, the lock a sale's own UPDATE of the row takes: FOR UPDATE also waited for the
 # drawer's foreign-key checks (FOR KEY SHARE) while the drawer held winners' wallets — a
 # deadlock with a batch that held the row and waited for one of those wallets.
@@ -108,9 +207,9 @@ LOCK_OPEN_BLOCKS = DriverSql(
     "SELECT id FROM blocks WHERE game = :game AND state = 'open' ORDER BY id FOR NO KEY UPDATE"
 )
 # The group committer's savepoints (SQLAlchemy's nested transactions cost more than a sale).
-SAVEPOINT = DriverSql("SAVEPOINT grattage_write")
+SAVEPOINT = DriverSql("SAVEPOINT grattage_write", deferrable=True)
 ROLLBACK_TO_SAVEPOINT = DriverSql("ROLLBACK TO SAVEPOINT grattage_write")
-RELEASE_SAVEPOINT = DriverSql("RELEASE SAVEPOINT grattage_write")
+RELEASE_SAVEPOINT = DriverSql("RELEASE SAVEPOINT grattage_write", deferrable=True)
 
 # Sessions: every authenticated request.
 FIND_SESSION = DriverSql(
@@ -123,6 +222,8 @@ FIND_SESSION = DriverSql(
 
 # The ledger.
 PLAYER_ACCOUNT = DriverSql("SELECT id, balance_cents FROM accounts WHERE player_id = :player_id")
+# Every purchase and deposit asks, after locking the wallet (service/suspensions.py).
+PLAYER_SUSPENDED = DriverSql("SELECT 1 FROM player_suspensions WHERE player_id = :player_id")
 LOCK_ACCOUNT = DriverSql("SELECT id FROM accounts WHERE id = :account_id FOR UPDATE")
 LOCK_ACCOUNT_NOWAIT = DriverSql("SELECT id FROM accounts WHERE id = :account_id FOR UPDATE NOWAIT")
 LOCK_ACCOUNT_OF_PLAYER = DriverSql(
@@ -133,35 +234,14 @@ CHANGE_PLAYER_BALANCE = DriverSql(
        WHERE id = :account_id AND kind = 'player' AND balance_cents + :amount >= 0
        RETURNING balance_cents"""
 )
+# A movement is one row carrying its two legs (migration 0017): one INSERT on both databases,
+# answering nothing, so a lane batch sends it with the next statement that does.
 INSERT_MOVEMENT = DriverSql(
-    """INSERT INTO movements (kind, player_id, ticket_id, created_at)
-       VALUES (:kind, :player_id, :ticket_id, :created_at) RETURNING id"""
+    """INSERT INTO movements (amount_cents, created_at, player_id, ticket_id,
+                              from_account_id, to_account_id, kind)
+       VALUES (:amount, :created_at, :player_id, :ticket_id, :from_account, :to_account, :kind)""",
+    deferrable=True,
 )
-
-
-@cache
-def insert_entries(legs: int) -> DriverSql:
-    """One INSERT for all the legs of a movement (an executemany costs one call per row)."""
-    rows = ", ".join(f"(:movement_id, :account{leg}, :amount{leg})" for leg in range(legs))
-    return DriverSql(f"INSERT INTO entries (movement_id, account_id, amount_cents) VALUES {rows}")
-
-
-@cache
-def insert_movement_with_entries(legs: int) -> DriverSql:
-    """A movement and all its legs in one statement (PostgreSQL only: SQLite's ``WITH`` takes
-    no INSERT), the legs in order: one round trip where :data:`INSERT_MOVEMENT` and
-    :func:`insert_entries` take two, while the sale holds its block's row."""
-    rows = ", ".join(f"({leg}, :account{leg}, :amount{leg})" for leg in range(legs))
-    return DriverSql(
-        f"""WITH movement AS (
-              INSERT INTO movements (kind, player_id, ticket_id, created_at)
-              VALUES (:kind, :player_id, :ticket_id, :created_at) RETURNING id)
-            INSERT INTO entries (movement_id, account_id, amount_cents)
-            SELECT movement.id, leg.account_id, leg.amount_cents
-            FROM movement, (VALUES {rows}) AS leg (n, account_id, amount_cents)
-            ORDER BY leg.n""",
-        returns_rows=False,  # the RETURNING is the inner INSERT's
-    )
 
 
 # Blocks.
@@ -201,7 +281,7 @@ QUEUE_DRAW_PLACE_TICKET_AND_SET_CHAIN_TIP = DriverSql(
            WHERE id = :ticket_id)
        UPDATE blocks SET last_receipt_sha256 = :receipt_sha256, last_round_ms = :round_ms
        WHERE id = :block_id""",
-    returns_rows=False,
+    returns_rows=False,  # not deferrable: its caller tells a sale index taken (a 500) apart
 )
 # The drawer's statements: each draw runs them (docs/draw.md).
 SLOT = DriverSql(
@@ -273,7 +353,8 @@ LIMITS_FOR_UPDATE = DriverSql(_LIMITS + " FOR UPDATE")
 SET_WEEK_COUNTERS = DriverSql(
     """UPDATE player_limits
        SET week_start = :week, week_deposits_cents = :deposits, week_stakes_cents = :stakes
-       WHERE player_id = :player_id"""
+       WHERE player_id = :player_id""",
+    deferrable=True,
 )
 
 

@@ -84,7 +84,8 @@ def parse_register(data: bytes, where: str) -> frozenset[str]:
 
 
 class FileExclusionRegister:
-    """:class:`~grattage.service.ports.ExclusionRegister` over a CSV file, re-read on change."""
+    """:class:`~grattage.service.tool_ports.ExclusionRegister` over a CSV file, re-read
+    on change."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -84,31 +84,40 @@ class FileKeyStore:
             return cached
         path = self.directory / name
         if not path.exists():
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            temporary = self.directory / f".{name}.{os.getpid()}.{threading.get_ident()}"
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
-                os.write(descriptor, new())
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
-            try:
-                os.link(temporary, path)  # atomic: the first process's key wins, whole
-            except FileExistsError:
-                pass
-            finally:
-                temporary.unlink()
-            directory = os.open(self.directory, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+                self._create_own_key(path, name, new)
+            except OSError as error:  # an app host's key store is read-only (docs/deploy.md)
+                raise Unavailable(
+                    f"the key store holds no {name!r} and cannot be written here "
+                    f"({error.strerror}): run `grattage log key` where blocks are created"
+                ) from None
         key = path.read_bytes()
         if len(key) != OWN_KEY_BYTES:
             raise Unavailable(f"the key file {name!r} is damaged")
         with self._lock:
             self._cache[name] = key
         return key
+
+    def _create_own_key(self, path: Path, name: str, new: Callable[[], bytes]) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temporary = self.directory / f".{name}.{os.getpid()}.{threading.get_ident()}"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(descriptor, new())
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        try:
+            os.link(temporary, path)  # atomic: the first process's key wins, whole
+        except FileExistsError:
+            pass
+        finally:
+            temporary.unlink()
+        directory = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
 
     def operator_key(self, key_id: str | None = None) -> bytes:
         """The operator's signing key ``key_id`` (None: the first one, made on first use)."""

@@ -27,10 +27,12 @@ would have waited for that wallet alone (entrypoints/http/batching.py).
 
 Nothing is acknowledged before the batch's commit has returned (the runner answers after
 :meth:`LaneBatch.commit`); if that commit fails, every purchase of the batch is answered 503
-and none was kept — as a single purchase's failed commit is. What joins a batch is told by a
-:class:`~contextvars.ContextVar` that :meth:`LaneBatch.run` sets: the unit of work's ``write``
-and ``read`` go to the batch's connection there (reads see the batch's own writes: an
-Idempotency-Key replayed within the same batch finds its ticket).
+and none was kept — as a single purchase's failed commit is — except when the connection
+died during the COMMIT itself: then the outcome is unknown (503 ``outcome_unknown``), and a
+retry with the same Idempotency-Key answers the kept purchase or makes it. What joins a
+batch is told by a :class:`~contextvars.ContextVar` that :meth:`LaneBatch.run` sets: the
+unit of work's ``write`` and ``read`` go to the batch's connection there (reads see the
+batch's own writes: an Idempotency-Key replayed within the same batch finds its ticket).
 """
 
 from __future__ import annotations
@@ -51,8 +53,11 @@ from grattage.adapters.driver_sql import (
     ROLLBACK_TO_SAVEPOINT,
     SAVEPOINT,
     STATEMENT_LIMIT_RESET,
+    defer_on,
+    flush_deferred,
+    stop_deferring,
 )
-from grattage.errors import Unavailable
+from grattage.errors import OutcomeUnknown, Unavailable
 
 T = TypeVar("T")
 
@@ -60,6 +65,10 @@ T = TypeVar("T")
 _RUNNING_IN: ContextVar[LaneBatch | None] = ContextVar("grattage_lane_batch", default=None)
 
 LOST = "the database could not save this change; retry"
+UNKNOWN = (
+    "the connection to the database was lost during the commit: this purchase may have been"
+    " kept; retry with the same Idempotency-Key to learn which"
+)
 
 
 def running_batch() -> LaneBatch | None:
@@ -77,6 +86,9 @@ class LaneBatch:
         try:
             self.connection.execution_options(**{WRITE_OPTION: True})
             self._transaction: RootTransaction = self.connection.begin()
+            # What needs no answer goes with the next statement that does (driver_sql.py):
+            # the limit with the lock, the reset with the first purchase's first statement.
+            defer_on(self.connection)
             LOCK_WAIT_AS_STATEMENT_LIMIT(self.connection)
             # Waited for, the rows are those that were open when this statement began: if the
             # one it waited for ended meanwhile, it locked none, and the next block is open.
@@ -84,6 +96,7 @@ class LaneBatch:
                 LOCK_OPEN_BLOCKS(self.connection, {"game": lane})
             STATEMENT_LIMIT_RESET(self.connection)
         except BaseException:
+            stop_deferring(self.connection)
             self.connection.invalidate()
             self.connection.close()
             raise
@@ -108,6 +121,9 @@ class LaneBatch:
             raise
         try:
             yield make_repositories(self.connection)
+            # What it deferred is sent before it ends: an error there is its own, rolled back
+            # to its savepoint like any other (its RELEASE alone waits for the next statement).
+            flush_deferred(self.connection)
         except BaseException:
             try:
                 ROLLBACK_TO_SAVEPOINT(self.connection)
@@ -116,7 +132,7 @@ class LaneBatch:
                 self._failure = broken
             raise
         try:
-            RELEASE_SAVEPOINT(self.connection)
+            RELEASE_SAVEPOINT(self.connection)  # deferred: sent with the next statement
         except BaseException as broken:
             self._failure = broken
             raise
@@ -142,12 +158,24 @@ class LaneBatch:
                     self._transaction.rollback()
                 raise Unavailable(LOST) from self._failure
             try:
-                self._transaction.commit()
+                flush_deferred(self.connection)  # a failure here: COMMIT was never sent
             except DBAPIError as failed:
                 raise Unavailable(LOST) from failed
+            try:
+                self._transaction.commit()
+            except DBAPIError as failed:
+                # A COMMIT the server refused was rolled back; one whose connection died may
+                # have been kept (the server commits, the answer is lost): say so, never
+                # "nothing was kept" (cluster test of a cut link, issue 17).
+                if failed.connection_invalidated:
+                    raise OutcomeUnknown(UNKNOWN) from failed
+                raise Unavailable(LOST) from failed
         except BaseException:
+            stop_deferring(self.connection)  # before the connection goes
             self.connection.invalidate()
             raise
+        else:
+            stop_deferring(self.connection)
         finally:
             self.connection.close()
         return self.size

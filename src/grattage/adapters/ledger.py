@@ -1,8 +1,10 @@
-"""The double-entry ledger: the players' wallets, the house accounts, movements and entries."""
+"""The double-entry ledger: the players' wallets, the house accounts and the movements.
+
+Every movement is a transfer — one amount taken from one account and added to another — and
+is stored as one row naming both (``from_account_id``, ``to_account_id``, ``amount_cents``),
+its two legs (migration 0017)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.exc import DBAPIError
@@ -14,8 +16,6 @@ from grattage.adapters.driver_sql import (
     LOCK_ACCOUNT,
     LOCK_ACCOUNT_NOWAIT,
     PLAYER_ACCOUNT,
-    insert_entries,
-    insert_movement_with_entries,
 )
 from grattage.adapters.errors import is_lock_not_available
 from grattage.adapters.tables import accounts
@@ -149,21 +149,27 @@ class SqlLedger:
         return balances
 
     def record(self, movement: Movement) -> None:
-        legs = movement.legs
-        if sum(leg.amount_cents for leg in legs) != 0:
-            raise ValueError(f"an unbalanced movement: {legs!r}")
-        legs_parameters: dict[str, Any] = {}
-        for index, leg in enumerate(legs):
-            legs_parameters[f"account{index}"] = leg.account_id
-            legs_parameters[f"amount{index}"] = leg.amount_cents
-        movement_parameters = {
-            "kind": movement.kind,
-            "player_id": movement.player_id,
-            "ticket_id": movement.ticket_id,
-            "created_at": to_db_time(movement.at, self.db.dialect),
-        }
-        if self.db.dialect.name != "sqlite":
-            insert_movement_with_entries(len(legs))(self.db, movement_parameters | legs_parameters)
-            return
-        movement_id = INSERT_MOVEMENT(self.db, movement_parameters).scalar_one()
-        insert_entries(len(legs))(self.db, {"movement_id": movement_id} | legs_parameters)
+        taken, given = _transfer(movement.legs)
+        INSERT_MOVEMENT(
+            self.db,
+            {
+                "amount": given.amount_cents,
+                "created_at": to_db_time(movement.at, self.db.dialect),
+                "player_id": movement.player_id,
+                "ticket_id": movement.ticket_id,
+                "from_account": taken.account_id,
+                "to_account": given.account_id,
+                "kind": movement.kind,
+            },
+        )
+
+
+def _transfer(legs: list[Leg]) -> tuple[Leg, Leg]:
+    """The leg taken from and the leg given to: a movement is exactly these two, balanced,
+    between two accounts (what one row stores); anything else is refused, not stored."""
+    if sum(leg.amount_cents for leg in legs) != 0:
+        raise ValueError(f"an unbalanced movement: {legs!r}")
+    if len(legs) != 2 or legs[0].amount_cents == 0 or legs[0].account_id == legs[1].account_id:
+        raise ValueError(f"a movement is one amount between two accounts, not {legs!r}")
+    taken, given = sorted(legs, key=lambda leg: leg.amount_cents)
+    return taken, given

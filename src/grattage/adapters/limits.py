@@ -17,7 +17,8 @@ from grattage.adapters.driver_sql import (
     LOCK_ACCOUNT_OF_PLAYER,
     SET_WEEK_COUNTERS,
 )
-from grattage.adapters.tables import accounts, entries, movements, player_limits, sessions
+from grattage.adapters.ledger_legs import amount_for, touches
+from grattage.adapters.tables import accounts, movements, player_limits, sessions
 from grattage.service.model import LimitsRow
 
 _TIMES = {"deposit_pending_at", "stake_pending_at", "excluded_until", "reality_checked_at"}
@@ -119,9 +120,12 @@ class SqlLimits:
     def movements_since(self, player_id: int, since: datetime) -> list[tuple[str, datetime, int]]:
         """(kind, time, amount on the player's account) of each movement since ``since``."""
         rows = self.db.execute(
-            select(movements.c.kind, movements.c.created_at, entries.c.amount_cents)
-            .join(entries, entries.c.movement_id == movements.c.id)
-            .join(accounts, accounts.c.id == entries.c.account_id)
+            select(
+                movements.c.kind,
+                movements.c.created_at,
+                amount_for(accounts.c.id).label("amount_cents"),
+            )
+            .join(accounts, touches(accounts.c.id))
             .where(
                 movements.c.player_id == player_id,
                 movements.c.created_at >= since,

@@ -55,7 +55,8 @@ class SqlOperators(SqlAccountTable):
             .values(last_seen_at=now)
         )
 
-    def delete_session(self, token_hash: str) -> None:
-        self.db.execute(
+    def delete_session(self, token_hash: str) -> bool:
+        gone = self.db.execute(
             operator_sessions.delete().where(operator_sessions.c.token_hash == token_hash)
         )
+        return bool(gone.rowcount)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, literal, or_, select
+from sqlalchemy import Connection, func, literal, or_, select
 
 from grattage.adapters.draw_tables import block_draws
+from grattage.adapters.ledger_legs import PLAYERS_AMOUNT, legs, with_player_sides
 from grattage.adapters.tables import (
     accounts,
     block_prizes_sold,
     blocks,
-    entries,
     movements,
     tickets,
 )
@@ -46,26 +46,22 @@ class SqlReconciliation:
         )
 
     def balances_off_ledger(self) -> list[tuple[str, int, int]]:
+        every_leg = legs()
         return self._counters_off(
             accounts.c.name,
             accounts.c.balance_cents,
-            func.sum(entries.c.amount_cents),
-            entries.c.account_id,
+            func.sum(every_leg.c.amount_cents),
+            every_leg.c.account_id,
             accounts.c.kind == "player",
         )
 
-    def entries_total(self) -> int:
-        return int(
-            self.db.execute(select(func.coalesce(func.sum(entries.c.amount_cents), 0))).scalar_one()
-        )
-
-    def unbalanced_movements(self) -> list[tuple[int, int]]:
+    def movements_not_transfers(self) -> list[tuple[int, int, int, int]]:
+        m = movements.c
         return _rows(
             self.db.execute(
-                select(entries.c.movement_id, func.sum(entries.c.amount_cents))
-                .group_by(entries.c.movement_id)
-                .having(func.sum(entries.c.amount_cents) != 0)
-                .order_by(entries.c.movement_id)
+                select(m.id, m.from_account_id, m.to_account_id, m.amount_cents)
+                .where(or_(m.amount_cents <= 0, m.from_account_id == m.to_account_id))
+                .order_by(m.id)
             )
         )
 
@@ -79,19 +75,13 @@ class SqlReconciliation:
         )
 
     def _movement_counts(self, kind: str) -> Any:
-        player_entries = entries.join(accounts, accounts.c.id == entries.c.account_id)
         return (
             select(
                 movements.c.ticket_id,
-                func.count(func.distinct(movements.c.id)).label("count"),
-                func.coalesce(func.sum(entries.c.amount_cents), 0).label("amount"),
+                func.count(movements.c.id).label("count"),
+                func.coalesce(func.sum(PLAYERS_AMOUNT), 0).label("amount"),
             )
-            .select_from(
-                movements.outerjoin(
-                    player_entries,
-                    and_(entries.c.movement_id == movements.c.id, accounts.c.kind == "player"),
-                )
-            )
+            .select_from(with_player_sides(movements))
             .where(movements.c.kind == kind, movements.c.ticket_id.is_not(None))
             .group_by(movements.c.ticket_id)
             .subquery()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, func, select
+from sqlalchemy import Connection, case, func, select
 
-from grattage.adapters.tables import accounts, entries, movements, tickets
+from grattage.adapters.ledger_legs import ON_A_PLAYER, PLAYERS_AMOUNT, with_player_sides
+from grattage.adapters.tables import movements, tickets
 from grattage.service.model import ReportRow
 
 
@@ -20,22 +21,14 @@ def _money_by(group: Any, since: datetime | None, until: datetime | None) -> Any
             group.label("key"),
             tickets.c.game,
             func.sum(case((is_stake, 1), else_=0)).label("units"),
-            func.coalesce(func.sum(case((is_stake, -entries.c.amount_cents), else_=0)), 0).label(
-                "stakes"
-            ),
-            func.coalesce(func.sum(case((is_prize, entries.c.amount_cents), else_=0)), 0).label(
-                "prizes"
-            ),
+            func.coalesce(func.sum(case((is_stake, -PLAYERS_AMOUNT), else_=0)), 0).label("stakes"),
+            func.coalesce(func.sum(case((is_prize, PLAYERS_AMOUNT), else_=0)), 0).label("prizes"),
             func.count(func.distinct(case((is_stake, movements.c.player_id)))).label("players"),
         )
         .select_from(
-            movements.join(entries, entries.c.movement_id == movements.c.id)
-            .join(
-                accounts, and_(accounts.c.id == entries.c.account_id, accounts.c.kind == "player")
-            )
-            .join(tickets, tickets.c.id == movements.c.ticket_id)
+            with_player_sides(movements.join(tickets, tickets.c.id == movements.c.ticket_id))
         )
-        .where(movements.c.kind.in_(("stake", "prize")))
+        .where(movements.c.kind.in_(("stake", "prize")), ON_A_PLAYER)
         .group_by(group, tickets.c.game)
         .order_by(group, tickets.c.game)
     )
@@ -73,36 +66,29 @@ class SqlReports:
         """Prize amount → (tickets paid, cents paid) of a block, from the ledger's prizes."""
         rows = self.db.execute(
             select(
-                entries.c.amount_cents,
+                PLAYERS_AMOUNT.label("amount"),
                 func.count().label("count"),
-                func.sum(entries.c.amount_cents).label("total"),
+                func.sum(PLAYERS_AMOUNT).label("total"),
             )
             .select_from(
-                movements.join(entries, entries.c.movement_id == movements.c.id)
-                .join(
-                    accounts,
-                    and_(accounts.c.id == entries.c.account_id, accounts.c.kind == "player"),
-                )
-                .join(tickets, tickets.c.id == movements.c.ticket_id)
+                with_player_sides(movements.join(tickets, tickets.c.id == movements.c.ticket_id))
             )
-            .where(movements.c.kind == "prize", tickets.c.block_id == block_id)
-            .group_by(entries.c.amount_cents)
+            .where(movements.c.kind == "prize", tickets.c.block_id == block_id, ON_A_PLAYER)
+            .group_by(PLAYERS_AMOUNT)
         )
         return {int(row[0]): (int(row[1]), int(row[2])) for row in rows}
 
     def progress(self, block_id: int, bucket: int) -> list[tuple[int, int, int]]:
-        """(bucket, stakes, prizes paid) over the block's sold units in sale order."""
+        """(bucket, stakes, prizes paid) over the block's sales in sale order: by the sale's
+        index (a drawn block's units are drawn, so their positions are in no order)."""
         paid = (
-            select(movements.c.ticket_id, func.sum(entries.c.amount_cents).label("amount"))
-            .join(entries, entries.c.movement_id == movements.c.id)
-            .join(
-                accounts, and_(accounts.c.id == entries.c.account_id, accounts.c.kind == "player")
-            )
-            .where(movements.c.kind == "prize")
+            select(movements.c.ticket_id, func.sum(PLAYERS_AMOUNT).label("amount"))
+            .select_from(with_player_sides(movements))
+            .where(movements.c.kind == "prize", ON_A_PLAYER)
             .group_by(movements.c.ticket_id)
             .subquery()
         )
-        slot = (tickets.c.position // bucket).label("slot")
+        slot = (tickets.c.sequence // bucket).label("slot")
         rows = self.db.execute(
             select(
                 slot,
@@ -110,7 +96,7 @@ class SqlReports:
                 func.coalesce(func.sum(paid.c.amount), 0).label("prizes"),
             )
             .select_from(tickets.outerjoin(paid, paid.c.ticket_id == tickets.c.id))
-            .where(tickets.c.block_id == block_id)
+            .where(tickets.c.block_id == block_id, tickets.c.sequence.is_not(None))
             .group_by(slot)
             .order_by(slot)
         )

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 
 from grattage.adapters.db_time import UtcDateTime
@@ -78,22 +79,22 @@ accounts = Table(
 movements = Table(
     "movements",
     metadata,
-    Column("id", Integer, primary_key=True),
-    Column("kind", String(16), nullable=False),
-    Column("player_id", Integer, ForeignKey("players.id"), nullable=True),
-    Column("ticket_id", Integer, nullable=True, index=True),
+    # One row per movement, carrying its two legs (0017): ``amount_cents`` (> 0) taken from
+    # ``from_account_id`` and added to ``to_account_id`` — every movement is such a transfer
+    # (a deposit, a stake, a prize), so a row per leg would only repeat it. 8-byte columns
+    # first, then 4-byte ones, then the text: PostgreSQL pads each column to its width.
+    # The id is 64-bit (1.3 movements a sale pass 2^31 at a national volume within years).
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("amount_cents", BigInteger, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    Column("player_id", Integer, ForeignKey("players.id"), nullable=True),
+    Column("ticket_id", Integer, nullable=True),  # not indexed: never looked up (0016)
+    Column("from_account_id", Integer, ForeignKey("accounts.id"), nullable=False),
+    Column("to_account_id", Integer, ForeignKey("accounts.id"), nullable=False),
+    Column("kind", String(16), nullable=False),
     CheckConstraint("kind IN ('deposit', 'stake', 'prize')", name="movement_kind"),
 )
-
-entries = Table(
-    "entries",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("movement_id", Integer, ForeignKey("movements.id"), nullable=False, index=True),
-    Column("account_id", Integer, ForeignKey("accounts.id"), nullable=False, index=True),
-    Column("amount_cents", BigInteger, nullable=False),
-)
+"""On PostgreSQL its indexes are filled to 100 % (0017): no movement is updated or deleted."""
 
 emissions = Table(
     "emissions",
@@ -166,6 +167,8 @@ one, in its transaction (one upsert, only for a winning ticket), so the prizes l
 table minus these rows without counting tickets; reconciliation checks them against the
 tickets."""
 
+_PLAYING_ONLY: Any = dict.fromkeys(("sqlite_where", "postgresql_where"), text("state = 'playing'"))
+
 tickets = Table(
     "tickets",
     metadata,
@@ -179,8 +182,8 @@ tickets = Table(
     Column("sign", String(16), nullable=True),
     Column("stake_cents", BigInteger, nullable=False),
     Column("prize_cents", BigInteger, nullable=False),
-    Column("document", Text, nullable=False),
-    Column("revealed", Text, nullable=False),
+    Column("document", LargeBinary, nullable=False),  # compact (games/ticket_codec.py, 0016)
+    Column("revealed", LargeBinary, nullable=False),
     Column("state", String(16), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
     Column("last_action_at", UtcDateTime, nullable=False),
@@ -193,8 +196,8 @@ tickets = Table(
     CheckConstraint("mode IN ('play', 'auto')", name="ticket_mode"),
     CheckConstraint("state IN ('covered', 'playing', 'finished')", name="ticket_state"),
     Index("tickets_by_player", "player_id", "id"),
-    Index("tickets_playing", "state", "last_action_at"),
-    Index("tickets_playing_by_player", "player_id", "state"),
+    Index("tickets_playing", "last_action_at", **_PLAYING_ONLY),  # partial: only playing
+    Index("tickets_playing_by_player", "player_id", **_PLAYING_ONLY),  # tickets are due (0016)
 )
 
 idempotency_keys = Table(
@@ -261,7 +264,12 @@ player_limits = Table(
 its cooling-off, this week's counters (checked and raised in the purchase's or the deposit's
 transaction) and a self-exclusion."""
 
-movements_by_player = Index("movements_by_player", movements.c.player_id, movements.c.created_at)
+movements_by_player = Index(
+    "movements_by_player",
+    movements.c.player_id,
+    movements.c.created_at,
+    postgresql_with={"fillfactor": 100},
+)
 
 player_identities = Table(
     "player_identities",
@@ -332,66 +340,14 @@ window opens at ``window_start``; a new one opens when it has passed."""
 
 login_attempts_by_age = Index("login_attempts_by_age", login_attempts.c.window_start)
 
-# The transparency log (migration 0009): docs/fairness.md, "The transparency log".
-
-log_queue = Table(
-    "log_queue",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("kind", String(32), nullable=False),
-    Column("body", Text, nullable=False),
-    Column("block_id", Integer, nullable=True),
-    Column("ticket_id", Integer, nullable=True),
-)
-"""Entries written in the transaction of the change they record, waiting for the sequencer to
-give them their place in the tree (deleted once integrated, like a CT log's submissions)."""
-
-log_entries = Table(
-    "log_entries",
-    metadata,
-    Column("idx", BigInteger, primary_key=True, autoincrement=False),
-    Column("kind", String(32), nullable=False),
-    Column("body", Text, nullable=False),
-    Column("leaf", LargeBinary(32), nullable=False),
-    Column("block_id", Integer, nullable=True),
-    Column("ticket_id", Integer, nullable=True),
-    Index("log_entries_by_ticket", "ticket_id"),
-    Index("log_entries_by_block", "block_id", "idx"),
-)
-"""Append-only (database triggers refuse UPDATE and DELETE): entry ``idx`` of the log, its
-canonical JSON ``body`` and its RFC 9162 leaf hash."""
-
-log_nodes = Table(
-    "log_nodes",
-    metadata,
-    Column("level", Integer, primary_key=True, autoincrement=False),
-    Column("idx", BigInteger, primary_key=True, autoincrement=False),
-    Column("hash", LargeBinary(32), nullable=False),
-)
-"""Append-only: the hash of every perfect subtree of level ≥ 1 the log has completed."""
-
-log_heads = Table(
-    "log_heads",
-    metadata,
-    Column("tree_size", BigInteger, primary_key=True, autoincrement=False),
-    Column("timestamp_ms", BigInteger, nullable=False),
-    Column("root", LargeBinary(32), nullable=False),
-    Column("key_id", String(64), nullable=False),
-    Column("signature", LargeBinary(64), nullable=False),
-)
-"""Append-only: every signed tree head, the newest being the log's current head."""
-
-log_state = Table(
-    "log_state",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("tree_size", BigInteger, nullable=False),
-)
-"""One row, locked by the sequencer: one integration at a time, across processes."""
-
 APPEND_ONLY_TABLES = ("log_entries", "log_nodes", "log_heads", "log_keys")
 
-# The operator keys' tables (migration 0011) and the draw's (0012) are declared on this
-# metadata in key_tables.py and draw_tables.py.
-from grattage.adapters import draw_tables as _draw_tables  # noqa: E402, F401
-from grattage.adapters import key_tables as _key_tables  # noqa: E402, F401
+# Declared on this metadata in their own modules: the transparency log's tables (migration
+# 0009), the operator keys' (0011), the draw's (0012), the suspensions (0014), the try mode's.
+from grattage.adapters import (  # noqa: E402, F401
+    draw_tables,
+    key_tables,
+    log_tables,
+    player_tables,
+    try_tables,
+)

@@ -62,14 +62,26 @@ class SqlTickets:
         row = self.db.execute(query).first()
         return None if row is None else _ticket(row)
 
-    def set_revealed(self, ticket_id: int, revealed: str, now: datetime) -> None:
+    def still_covered(self, ticket_id: int, player_id: int) -> bool:
+        """Whether the player's ticket waits for its draw: one read by primary key, what a
+        long poll asks 50 times a second (the whole ticket and its receipt are read once)."""
+        row = self.db.execute(
+            select(tickets.c.state).where(
+                tickets.c.id == ticket_id, tickets.c.player_id == player_id
+            )
+        ).first()
+        return row is not None and row[0] == "covered"
+
+    def set_revealed(self, ticket_id: int, revealed: bytes, now: datetime) -> None:
         self.db.execute(
             update(tickets)
             .where(tickets.c.id == ticket_id)
             .values(revealed=revealed, last_action_at=now)
         )
 
-    def finish(self, ticket_id: int, revealed: str, now: datetime, finished_by: FinishedBy) -> bool:
+    def finish(
+        self, ticket_id: int, revealed: bytes, now: datetime, finished_by: FinishedBy
+    ) -> bool:
         done = self.db.execute(
             update(tickets)
             .where(tickets.c.id == ticket_id, tickets.c.state == "playing")
@@ -83,6 +95,30 @@ class SqlTickets:
             .returning(tickets.c.id)
         ).first()
         return done is not None
+
+    def note_activity(
+        self,
+        ticket_id: int,
+        player_id: int,
+        now: datetime,
+        overdue_cutoff: datetime,
+        throttle_cutoff: datetime,
+    ) -> bool:
+        # One conditional update: on PostgreSQL it waits for a finishing transaction holding
+        # the row and then reads the row it committed, so a finished ticket is never touched.
+        moved = self.db.execute(
+            update(tickets)
+            .where(
+                tickets.c.id == ticket_id,
+                tickets.c.player_id == player_id,
+                tickets.c.state == "playing",
+                tickets.c.last_action_at > overdue_cutoff,
+                tickets.c.last_action_at <= throttle_cutoff,
+            )
+            .values(last_action_at=now)
+            .returning(tickets.c.id)
+        ).first()
+        return moved is not None
 
     def set_balance_after(self, ticket_id: int, balance_after_cents: int) -> None:
         self.db.execute(

@@ -8,19 +8,9 @@ tree; the triggers of migration 0009 make the database refuse to rewrite what wa
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from sqlalchemy import (
-    ColumnElement,
-    Connection,
-    and_,
-    delete,
-    func,
-    insert,
-    or_,
-    select,
-    tuple_,
-    update,
-)
+from sqlalchemy import Connection, Select, bindparam, delete, func, insert, select, tuple_, update
 
 from grattage.adapters.driver_sql import (
     ENQUEUE_LOG,
@@ -32,19 +22,46 @@ from grattage.adapters.driver_sql import (
     SIGNING_KEY_HELD,
 )
 from grattage.adapters.key_tables import log_keys, log_signer
-from grattage.adapters.tables import (
-    blocks,
-    log_entries,
-    log_heads,
-    log_nodes,
-    log_queue,
-    log_state,
-    tickets,
-)
+from grattage.adapters.log_tables import log_entries, log_heads, log_nodes, log_queue, log_state
+from grattage.adapters.tables import blocks, tickets
 from grattage.service.model import LogEntryRow, LoggedKey, QueuedLogEntry, StoredTreeHead
 
 _NODE_BATCH = 400
 """Nodes fetched per statement: under SQLite's and PostgreSQL's parameter limits."""
+
+# The statements the sequencer and the drawer run many times a second, built once: a statement
+# built at each call is built, keyed and looked up in the compiled cache again each time, and
+# a condition of as many ORs as nodes asked for (SQLite's, before) was compiled anew for each
+# count of nodes. ``(level, idx) IN`` is a row-value IN, which SQLite has had since 3.15.
+_LOCK_STATE = select(log_state.c.tree_size).where(log_state.c.id == 1).with_for_update()
+_QUEUED = (
+    select(
+        log_queue.c.id, log_queue.c.kind, log_queue.c.body, log_queue.c.block_id,
+        log_queue.c.ticket_id,
+    )
+    .order_by(log_queue.c.id)
+    .limit(bindparam("limit"))
+)  # fmt: skip
+_LEAVES = select(log_entries.c.idx, log_entries.c.leaf).where(
+    log_entries.c.idx.in_(bindparam("indexes", expanding=True))
+)
+_INNER_NODES = select(log_nodes.c.level, log_nodes.c.idx, log_nodes.c.hash).where(
+    tuple_(log_nodes.c.level, log_nodes.c.idx).in_(bindparam("nodes", expanding=True))
+)
+_APPEND_ENTRIES = insert(log_entries)
+_APPEND_NODES = insert(log_nodes)
+_UNQUEUE = delete(log_queue).where(log_queue.c.id.in_(bindparam("ids", expanding=True)))
+_SET_TREE_SIZE = (
+    update(log_state).where(log_state.c.id == 1).values(tree_size=bindparam("tree_size"))
+)
+_ADD_HEAD = insert(log_heads)
+_HEADS = select(
+    log_heads.c.tree_size, log_heads.c.timestamp_ms, log_heads.c.root, log_heads.c.key_id,
+    log_heads.c.signature,
+)  # fmt: skip
+_LATEST_HEAD = _HEADS.order_by(log_heads.c.tree_size.desc()).limit(1)
+_HEAD_OF_SIZE = _HEADS.where(log_heads.c.tree_size == bindparam("tree_size")).limit(1)
+_QUEUED_COUNT = select(func.count()).select_from(log_queue)
 
 
 class SqlTransparencyLog:
@@ -84,24 +101,10 @@ class SqlTransparencyLog:
     # -- the sequencer ---------------------------------------------------------------------
     def lock_state(self) -> int:
         """The tree's size, its row locked until the transaction ends."""
-        return int(
-            self.db.execute(
-                select(log_state.c.tree_size).where(log_state.c.id == 1).with_for_update()
-            ).scalar_one()
-        )
+        return int(self.db.execute(_LOCK_STATE).scalar_one())
 
     def queued(self, limit: int) -> list[QueuedLogEntry]:
-        rows = self.db.execute(
-            select(
-                log_queue.c.id,
-                log_queue.c.kind,
-                log_queue.c.body,
-                log_queue.c.block_id,
-                log_queue.c.ticket_id,
-            )
-            .order_by(log_queue.c.id)
-            .limit(limit)
-        )
+        rows = self.db.execute(_QUEUED, {"limit": limit})
         return [QueuedLogEntry(*row) for row in rows]
 
     def integrate(
@@ -114,7 +117,7 @@ class SqlTransparencyLog:
         """Append ``entries`` at ``first_index…`` with their leaves and the completed nodes,
         and take them off the queue."""
         self.db.execute(
-            insert(log_entries),
+            _APPEND_ENTRIES,
             [
                 {
                     "idx": first_index + offset,
@@ -129,25 +132,22 @@ class SqlTransparencyLog:
         )
         node_rows = [{"level": level, "idx": idx, "hash": digest} for level, idx, digest in nodes]
         if node_rows:
-            self.db.execute(insert(log_nodes), node_rows)
+            self.db.execute(_APPEND_NODES, node_rows)
         queued = [entry.id for entry in entries if entry.id is not None]
         if queued:
-            self.db.execute(delete(log_queue).where(log_queue.c.id.in_(queued)))
-        self.db.execute(
-            update(log_state)
-            .where(log_state.c.id == 1)
-            .values(tree_size=first_index + len(entries))
-        )
+            self.db.execute(_UNQUEUE, {"ids": queued})
+        self.db.execute(_SET_TREE_SIZE, {"tree_size": first_index + len(entries)})
 
     def add_head(self, head: StoredTreeHead) -> None:
         self.db.execute(
-            insert(log_heads).values(
-                tree_size=head.tree_size,
-                timestamp_ms=head.timestamp_ms,
-                root=head.root,
-                key_id=head.key_id,
-                signature=head.signature,
-            )
+            _ADD_HEAD,
+            {
+                "tree_size": head.tree_size,
+                "timestamp_ms": head.timestamp_ms,
+                "root": head.root,
+                "key_id": head.key_id,
+                "signature": head.signature,
+            },
         )
 
     def set_commitment_index(self, block_id: int, index: int) -> None:
@@ -215,25 +215,12 @@ class SqlTransparencyLog:
         inner = [(level, index) for level, index in wanted if level > 0]
         for start in range(0, len(leaves), _NODE_BATCH):
             some_leaves = leaves[start : start + _NODE_BATCH]
-            leaf_rows = self.db.execute(
-                select(log_entries.c.idx, log_entries.c.leaf).where(
-                    log_entries.c.idx.in_(some_leaves)
-                )
-            )
+            leaf_rows = self.db.execute(_LEAVES, {"indexes": some_leaves})
             for leaf_index, leaf in leaf_rows:
                 found[(0, int(leaf_index))] = bytes(leaf)
         for start in range(0, len(inner), _NODE_BATCH):
             some_nodes = inner[start : start + _NODE_BATCH]
-            condition: ColumnElement[bool]
-            if self.db.dialect.name == "sqlite":
-                condition = or_(
-                    *(and_(log_nodes.c.level == lv, log_nodes.c.idx == ix) for lv, ix in some_nodes)
-                )
-            else:
-                condition = tuple_(log_nodes.c.level, log_nodes.c.idx).in_(some_nodes)
-            node_rows = self.db.execute(
-                select(log_nodes.c.level, log_nodes.c.idx, log_nodes.c.hash).where(condition)
-            )
+            node_rows = self.db.execute(_INNER_NODES, {"nodes": some_nodes})
             for level, node_index, digest in node_rows:
                 found[(int(level), int(node_index))] = bytes(digest)
         return found
@@ -295,26 +282,17 @@ class SqlTransparencyLog:
         found = self.entries(index, index)
         return found[0] if found else None
 
-    def _head(self, condition: object | None) -> StoredTreeHead | None:
-        query = select(
-            log_heads.c.tree_size,
-            log_heads.c.timestamp_ms,
-            log_heads.c.root,
-            log_heads.c.key_id,
-            log_heads.c.signature,
-        )
-        if condition is not None:
-            query = query.where(condition)  # type: ignore[arg-type]
-        row = self.db.execute(query.order_by(log_heads.c.tree_size.desc()).limit(1)).first()
+    def _head(self, statement: Select[Any], parameters: dict[str, int]) -> StoredTreeHead | None:
+        row = self.db.execute(statement, parameters).first()
         if row is None:
             return None
         return StoredTreeHead(int(row[0]), int(row[1]), bytes(row[2]), str(row[3]), bytes(row[4]))
 
     def latest_head(self) -> StoredTreeHead | None:
-        return self._head(None)
+        return self._head(_LATEST_HEAD, {})
 
     def head_of_size(self, tree_size: int) -> StoredTreeHead | None:
-        return self._head(log_heads.c.tree_size == tree_size)
+        return self._head(_HEAD_OF_SIZE, {"tree_size": tree_size})
 
     # The queue is read before the tree, each a statement of its own (a snapshot each, on
     # PostgreSQL's autocommit reads): an entry integrated between them is then found in the
@@ -355,4 +333,4 @@ class SqlTransparencyLog:
         return {int(prize): int(count) for prize, count in rows}
 
     def queued_count(self) -> int:
-        return int(self.db.execute(select(func.count()).select_from(log_queue)).scalar_one())
+        return int(self.db.execute(_QUEUED_COUNT).scalar_one())

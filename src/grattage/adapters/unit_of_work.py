@@ -24,10 +24,12 @@ from grattage.adapters.ledger import HouseAccounts, SqlLedger
 from grattage.adapters.limits import SqlLimits
 from grattage.adapters.login_attempts import SqlLogInAttempts
 from grattage.adapters.operators import SqlOperators
+from grattage.adapters.player_directory import SqlPlayerDirectory
 from grattage.adapters.reconciliation import SqlReconciliation
 from grattage.adapters.reports import SqlReports
 from grattage.adapters.tickets import SqlTickets
 from grattage.adapters.transparency_log import SqlTransparencyLog
+from grattage.adapters.try_play import SqlTryPlay
 
 _AUTOCOMMIT = "AUTOCOMMIT"
 
@@ -73,6 +75,8 @@ class SqlRepositories:
         self.login_attempts = SqlLogInAttempts(self.connection)
         self.log = SqlTransparencyLog(self.connection)
         self.draws = SqlDraws(self.connection)
+        self.player_directory = SqlPlayerDirectory(self.connection)
+        self.try_play = SqlTryPlay(self.connection)  # play money only (service/try_mode.py)
 
 
 class SqlUnitOfWork:
