@@ -43,6 +43,8 @@ def build_platform(
         lock_ms=settings.postgres_lock_timeout_ms,
         statement_ms=settings.postgres_statement_timeout_ms,
         idle_in_transaction_ms=settings.postgres_idle_in_transaction_timeout_ms,
+        connect_s=settings.postgres_connect_timeout_seconds,
+        tcp_ms=settings.postgres_tcp_timeout_ms,
     )
     engine = make_engine(
         settings.database_url, schema=schema, create=create_database, timeouts=timeouts

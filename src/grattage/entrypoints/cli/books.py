@@ -5,13 +5,15 @@ from __future__ import annotations
 from grattage.service.reconcile import Check, Discrepancy, Rule
 
 CHECK_TEXT: dict[Check, str] = {
-    "balances": "each player's balance equals the sum of its ledger entries",
+    "balances": "each player's balance equals the sum of its legs in the ledger",
     "no_negative_balance": "no player's balance is negative",
-    "entries_sum_to_zero": "all entries sum to zero",
-    "movements_balanced": "every movement is balanced",
-    "one_stake_per_ticket": "each ticket has exactly one stake entry, of its stake",
+    "movements_are_transfers": (
+        "every movement takes a positive amount from one account and adds it to another, "
+        "so its two legs balance"
+    ),
+    "one_stake_per_ticket": "each ticket has exactly one stake movement, of its stake",
     "one_prize_per_winning_ticket": (
-        "each finished winning ticket has one prize entry, of its prize"
+        "each finished winning ticket has one prize movement, of its prize"
     ),
     "units_sold_once": "units sold equal the block counters; no unit is sold twice",
     "sales_drawn_in_order": (
@@ -23,11 +25,13 @@ CHECK_TEXT: dict[Check, str] = {
 
 RULE_TEXT: dict[Rule, str] = {
     "balance_off_ledger": (
-        "account {account}: balance {balance_cents} cents but its entries sum to {entries_cents}"
+        "account {account}: balance {balance_cents} cents but its legs sum to {entries_cents}"
     ),
     "negative_balance": "account {account}: negative balance {balance_cents} cents",
-    "entries_do_not_sum_to_zero": "the ledger's entries sum to {total_cents} cents, not 0",
-    "unbalanced_movement": "movement {movement}: its entries sum to {total_cents} cents, not 0",
+    "movement_not_a_transfer": (
+        "movement {movement}: {amount_cents} cents from account {from_account} to account "
+        "{to_account}, not a positive amount between two accounts"
+    ),
     "not_one_stake": "ticket {ticket}: {stake_movements} stake movements, not 1",
     "stake_off_price": (
         "ticket {ticket}: stake {stake_cents} cents but {debited_cents} cents debited"

@@ -20,14 +20,19 @@ def log_group() -> None:
 @log_group.command("key")
 def key_command() -> None:
     """Print the operator's public key in force and its history, as GET /api/log/key answers
-    them (JSON); the first key is made here if none exists yet. Needs a migrated database and
+    them (JSON); the first key (and the players' pseudonym key) is made here if none exists
+    yet. Needs a migrated database and
     no witness: it is what the witness pins (GRATTAGE_WITNESS_OPERATOR_PUBLIC_KEY) before
     the servers can be given the witness's settings (docs/deploy.md, step 6)."""
     from grattage.service.transparency import operator_key
 
     # The witness's settings are ignored: this is how they get made in the first place.
     settings = Settings().model_copy(update={"witness_url": None, "witness_public_key": None})
-    click.echo(json.dumps(operator_key(_platform(settings)), indent=2))
+    platform = _platform(settings)
+    # The players' pseudonym key too: this runs where the key store is writable, and the app
+    # hosts, whose key store is read-only, could not make it at their first sale.
+    platform.keys.pseudonym_key()
+    click.echo(json.dumps(operator_key(platform), indent=2))
 
 
 @log_group.command("rotate-key")

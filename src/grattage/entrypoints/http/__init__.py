@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
@@ -20,7 +21,14 @@ from grattage.clock import Clock
 from grattage.entrypoints.bootstrap import build_platform
 from grattage.entrypoints.disclosures import publish_disclosure_files
 from grattage.entrypoints.draw_loop import DrawLoop
-from grattage.entrypoints.http import admin_routes, fairness_routes, log_routes, responsible_routes
+from grattage.entrypoints.http import (
+    admin_players,
+    admin_routes,
+    fairness_routes,
+    log_routes,
+    responsible_routes,
+    try_routes,
+)
 from grattage.entrypoints.http.batching import writes_for
 from grattage.entrypoints.http.docs import mount_docs
 from grattage.entrypoints.http.errors import AnswerBugs, install_error_handlers
@@ -30,7 +38,7 @@ from grattage.entrypoints.http.security import SecurityHeaders
 from grattage.entrypoints.serving import die_with_master
 from grattage.errors import Unavailable
 from grattage.games import game_names
-from grattage.service import prizes_left, transparency
+from grattage.service import prizes_left, transparency, try_mode
 from grattage.service.context import Platform
 from grattage.service.emission_jobs import JobRunner
 from grattage.service.tickets import sweep
@@ -38,10 +46,13 @@ from grattage.settings import Settings
 
 log = logging.getLogger("grattage.sweeper")
 
+TRY_PURGE_INTERVAL_SECONDS = 60.0
+
 
 async def _sweep_forever(
     platform: Platform, interval: float, disclosure_dir: Path, sequence: bool
 ) -> None:
+    next_purge = 0.0
     while True:
         try:
             finished = await anyio.to_thread.run_sync(sweep, platform)
@@ -51,6 +62,13 @@ async def _sweep_forever(
                 # (a sweeper in a busy worker held the log's lock for hundreds of ms while
                 # it waited for the GIL, and the drawer's cosigning waited behind it)
                 await anyio.to_thread.run_sync(transparency.integrate_round, platform)
+            if time.monotonic() >= next_purge:
+                # Try sessions last hours: a purge a minute is plenty, and spares the database
+                # a delete every second.
+                next_purge = time.monotonic() + TRY_PURGE_INTERVAL_SECONDS
+                purged = await anyio.to_thread.run_sync(try_mode.purge, platform)
+                if purged:
+                    log.info("purged %d expired try sessions", purged)
             published = await anyio.to_thread.run_sync(
                 publish_disclosure_files, platform, disclosure_dir
             )
@@ -145,8 +163,10 @@ def create_app(
     app.include_router(fairness_routes.router)
     app.include_router(log_routes.router)
     app.include_router(responsible_routes.router)
+    app.include_router(try_routes.router)
     app.include_router(admin_routes.public)
     app.include_router(admin_routes.router)
+    app.include_router(admin_players.router)
     if mount_web:
         from grattage.entrypoints.web import mount_admin_pages
 

@@ -3,11 +3,13 @@ service, and every route but the log-in needs an operator."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse
 
+from grattage.adapters.passwords import HashingSlots
 from grattage.entrypoints.http.admin_auth import (
     ADMIN_COOKIE,
     ADMIN_DEVICE_COOKIE,
@@ -25,7 +27,8 @@ from grattage.entrypoints.http.answers import (
     SessionOpened,
 )
 from grattage.entrypoints.http.auth import (
-    hashing_slot,
+    client_address,
+    first_log_in_refusal,
     keep_device,
     limit_log_ins,
     platform_of,
@@ -34,12 +37,13 @@ from grattage.entrypoints.http.auth import (
     set_session_cookie,
 )
 from grattage.entrypoints.http.schemas import EmissionBody, LoginBody
+from grattage.errors import Busy, RateLimited
 from grattage.games import find_game, load_table_bytes
 from grattage.service import audit_trail, back_office, charts, emission_jobs, emissions, operators
 from grattage.service.emission_jobs import JobRunner
 from grattage.service.operators import OperatorCaller
-from grattage.service.ports import ChartRenderer
 from grattage.service.records import BlockDetail, EmissionJobRecord
+from grattage.service.tool_ports import ChartRenderer
 
 public = APIRouter(prefix="/api/admin", tags=["back-office"], responses=ERRORS)
 router = APIRouter(prefix="/api/admin", tags=["back-office"], responses=ERRORS)
@@ -51,10 +55,30 @@ Format = Annotated[str, Query(pattern="^(csv|json)$")]
 Day = Annotated[str | None, Query(max_length=10)]
 
 
-@public.post("/sessions", dependencies=[Depends(limit_log_ins), Depends(hashing_slot)])
-def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpened:
+@public.post("/sessions")
+async def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpened:
+    """The rate limit and the hashing slot are taken here rather than as dependencies, so
+    that a refusal (429, 503) can be audited with the address tried: the first of each
+    minute per client (see docs/back-office.md)."""
+    platform = platform_of(request)
     device = request.cookies.get(ADMIN_DEVICE_COOKIE, "")
-    session = operators.log_in(platform_of(request), body.email, body.password, device)
+    client = client_address(request)
+    try:
+        limit_log_ins(request)
+        slots: HashingSlots = request.app.state.hashing_slots
+        async with slots.slot():
+            session = await run_in_threadpool(
+                operators.log_in, platform, body.email, body.password, device, client
+            )
+    except (RateLimited, Busy) as refusal:
+        if first_log_in_refusal(request):
+            reason: Literal["rate_limited", "busy"] = (
+                "rate_limited" if isinstance(refusal, RateLimited) else "busy"
+            )
+            await run_in_threadpool(
+                operators.record_refused_log_in, platform, body.email, client, reason
+            )
+        raise
     set_session_cookie(request, response, ADMIN_COOKIE, session.token, samesite="strict")
     keep_device(request, response, ADMIN_DEVICE_COOKIE, "/api/admin/sessions", session.device)
     return SessionOpened(token=session.token, expires_at=session.expires_at)
@@ -64,7 +88,7 @@ def log_in(body: LoginBody, request: Request, response: Response) -> SessionOpen
 def log_out(operator: OperatorDep, request: Request) -> Response:
     token, from_cookie = request_token(request, ADMIN_COOKIE)
     require_csrf(request, from_cookie)
-    operators.log_out(platform_of(request), token)
+    operators.log_out(platform_of(request), token, operator, client_address(request))
     response = Response(status_code=204)
     response.delete_cookie(ADMIN_COOKIE, path="/", httponly=True, samesite="strict")
     return response

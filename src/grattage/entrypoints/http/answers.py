@@ -14,6 +14,7 @@ from typing import Any, Literal
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from grattage.service.player_records import PlayerMatch
 from grattage.service.records import (
     ActivityDay,
     ActivityTotals,
@@ -39,6 +40,10 @@ class ErrorAnswer(Answer):
 
     error: str
     message: str
+    details: dict[str, Any] | None = None
+    """Only on ``limit_reached`` from the weekly limits: ``limit`` ("deposit" or "stake"),
+    ``limit_cents``, ``used_cents`` (this week), ``remaining_cents`` and ``resets_at`` (next
+    Monday 00:00 in the operator's time zone, Paris, written in UTC)."""
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -82,6 +87,10 @@ class SessionOpened(Answer):
 class Me(Answer):
     email: str
     balance_cents: int
+    session_started_at: datetime
+    """When this log-in began: the pages' session clock counts from it."""
+    next_reality_check_at: datetime
+    """When the next reality check is due: a page left open asks ``/api/me`` again then."""
     reality_check: RealityCheck | None = None
     """Present only when a reality check is due."""
 
@@ -96,6 +105,9 @@ class Deposited(Answer):
 class LobbyGame(GameListing):
     page: str
     """The game's page: where the lobby links it."""
+    rules_page: str
+    """The game's « Règles du jeu » page, public: where the log-in page, the lobby and the game
+    page link it."""
 
 
 class GameList(Answer):
@@ -112,8 +124,15 @@ def game_page(name: str) -> str:
     return f"/{name}.html"
 
 
+def rules_page(name: str) -> str:
+    """Each game's rules page is named after it (entrypoints/web/templates/<name>_rules.html)."""
+    return f"/regles/{name}"
+
+
 def lobby_game(listing: GameListing) -> LobbyGame:
-    return LobbyGame(**_values(listing), page=game_page(listing.name))
+    return LobbyGame(
+        **_values(listing), page=game_page(listing.name), rules_page=rules_page(listing.name)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +201,12 @@ class JobList(Answer):
 class ReportAnswer(Answer):
     report: Literal["blocks", "days"]
     rows: list[BlockReportRow] | list[DayReportRow]
+
+
+class PlayerSearch(Answer):
+    players: list[PlayerMatch]
+    next_offset: int | None
+    """The ``offset`` of the next page; None: this is the last."""
 
 
 class AuditLog(Answer):

@@ -101,7 +101,23 @@ class RateLimits:
                 parse_many(settings.sign_up_rate_per_client),
                 parse_many(settings.sign_up_rate_overall),
             ),
+            "try session": (
+                parse_many(settings.try_start_rate_per_client),
+                parse_many(settings.try_start_rate_overall),
+            ),
         }
+        # What a refusal may write to the audit log: once a minute per client, 60 overall.
+        self._refusals_recorded = (parse_many("1/minute"), parse_many("60/minute"))
+
+    def first_refusal(self, action: str, client: str) -> bool:
+        """Whether a refusal of ``action`` to ``client`` is the first of its minute from that
+        client (and one of at most 60 a minute in all): the refusals worth an audit entry,
+        however many attempts a flood sends."""
+        per_client, overall = self._refusals_recorded
+        key = f"{action} refused"
+        return all(self._limiter.hit(rate, key, "client", client) for rate in per_client) and all(
+            self._limiter.hit(rate, key, "everyone") for rate in overall
+        )
 
     def hit(self, action: str, client: str) -> None:
         """Count one ``action`` of ``client``; RateLimited if a rate is already spent."""
@@ -136,8 +152,13 @@ def client_address(request: Request) -> str:
 
 
 def limit_log_ins(request: Request) -> None:
-    """FastAPI dependency of the log-in routes (players' and operators')."""
+    """FastAPI dependency of the players' log-in route; the operators' calls it itself."""
     _rate_limits(request).hit("log-in", client_address(request))
+
+
+def first_log_in_refusal(request: Request) -> bool:
+    """Whether a log-in refused now (429 or 503) is the first of its minute from its client."""
+    return _rate_limits(request).first_refusal("log-in", client_address(request))
 
 
 async def hashing_slot(request: Request) -> AsyncIterator[None]:
@@ -151,6 +172,11 @@ async def hashing_slot(request: Request) -> AsyncIterator[None]:
 def limit_sign_ups(request: Request) -> None:
     """FastAPI dependency of the sign-up route."""
     _rate_limits(request).hit("sign-up", client_address(request))
+
+
+def limit_try_starts(request: Request) -> None:
+    """FastAPI dependency of the route that starts a try session (try_routes)."""
+    _rate_limits(request).hit("try session", client_address(request))
 
 
 def keep_device(request: Request, response: Response, cookie: str, path: str, device: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from grattage.errors import (
@@ -70,8 +70,13 @@ def status_for(error: GrattageError) -> int:
     return 500
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message}, status_code=status)
+def error_response(
+    status: int, code: str, message: str, details: dict[str, object] | None = None
+) -> JSONResponse:
+    body: dict[str, object] = {"error": code, "message": message}
+    if details is not None:  # only the errors a page words from numbers (limit_reached)
+        body["details"] = details
+    return JSONResponse(body, status_code=status)
 
 
 def _driver_error_name(error: BaseException) -> str:
@@ -88,6 +93,16 @@ def _describe(error: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def _not_found_page(request: Request) -> str | None:
+    """The French 404 page (web/not_found.html) for a browser asking for a page: not under
+    /api/ (the API answers JSON, docs/api.md) and accepting text/html. None otherwise, or when
+    the app serves no pages."""
+    page: str | None = getattr(request.app.state, "not_found_page", None)
+    if page is None or request.url.path.startswith("/api/"):
+        return None
+    return page if "text/html" in request.headers.get("accept", "") else None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(GrattageError)
     async def _grattage(_request: Request, error: GrattageError) -> JSONResponse:
@@ -99,7 +114,7 @@ def install_error_handlers(app: FastAPI) -> None:
             # The message names a reason, never the driver's text (it can carry SQL and
             # parameters); the type of the driver's error is enough to tell causes apart.
             log.warning("answered 503: %s (%s)", error.message, _driver_error_name(error))
-        answer = error_response(status, error.code, error.message)
+        answer = error_response(status, error.code, error.message, error.details)
         if error.retry_after_seconds is not None:
             answer.headers["Retry-After"] = str(max(1, error.retry_after_seconds))
         return answer
@@ -109,8 +124,11 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, InvalidInput.code, _describe(error))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_request: Request, error: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, error: StarletteHTTPException) -> JSONResponse | HTMLResponse:
         status = error.status_code
+        page = _not_found_page(request) if status == 404 else None
+        if page is not None:
+            return HTMLResponse(page, status_code=404)
         if status == 400:
             # A body the framework cannot even decode (not UTF-8): bad input like any other,
             # 422 as docs/api.md says — a truncated JSON body already answers 422.

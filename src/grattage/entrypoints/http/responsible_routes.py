@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from grattage.entrypoints.http.answers import ERRORS, ActivityAnswer
-from grattage.entrypoints.http.auth import current_caller, platform_of
+from grattage.entrypoints.http.auth import COOKIE, current_caller, platform_of
 from grattage.entrypoints.http.schemas import ExclusionBody, LimitsBody
 from grattage.service import responsible
 from grattage.service.model import Caller
@@ -39,8 +39,13 @@ def exclusion(caller: CallerDep, request: Request) -> Exclusion:
 
 
 @router.post("/exclusion", status_code=201)
-def exclude(body: ExclusionBody, caller: CallerDep, request: Request) -> Exclusion:
-    return responsible.exclude(platform_of(request), caller.player_id, body.period)
+def exclude(
+    body: ExclusionBody, caller: CallerDep, request: Request, response: Response
+) -> Exclusion:
+    """The exclusion ends the account's sessions: the browser's cookie goes with them."""
+    done = responsible.exclude(platform_of(request), caller.player_id, body.period)
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="lax")
+    return done
 
 
 @router.get("/activity")

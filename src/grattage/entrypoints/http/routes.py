@@ -45,7 +45,14 @@ from grattage.entrypoints.http.schemas import (
     RevealBody,
 )
 from grattage.errors import AlreadyExists, NationallyExcluded, SelfExcluded
-from grattage.service import accounts, draw_sale, emissions, responsible, tickets
+from grattage.service import (
+    accounts,
+    draw_sale,
+    emissions,
+    reality_checks,
+    scratch_activity,
+    tickets,
+)
 from grattage.service.model import Caller
 from grattage.service.records import RealityCheck, TicketView
 
@@ -134,11 +141,13 @@ def log_out(request: Request) -> Response:
 def me(caller: CallerDep, request: Request) -> Me:
     platform = platform_of(request)
     tickets.settle_due(platform, caller.player_id)
+    check = reality_checks.reality_check(platform, caller)
     return Me(
         email=caller.email,
         balance_cents=accounts.balance(platform, caller.player_id),
-        # only when one is due (else absent): time played and net spend
-        reality_check=responsible.reality_check(platform, caller),
+        session_started_at=caller.session_started_at,
+        next_reality_check_at=reality_checks.next_reality_check_at(platform, caller, bool(check)),
+        reality_check=check,  # only when one is due (else absent): time played and net spend
     )
 
 
@@ -198,16 +207,29 @@ def _buy(
         client_seed=body.client_seed,
     )
     # only when one is due, so the Ticket keeps its shape otherwise
-    return ticket, replayed, responsible.reality_check(platform_of(request), caller)
+    return ticket, replayed, reality_checks.reality_check(platform_of(request), caller)
 
 
 @router.post("/tickets/{ticket_id}/reveal", tags=["tickets"], response_model=TicketView)
 def reveal(ticket_id: TicketId, body: RevealBody, caller: CallerDep, request: Request) -> Response:
     return ticket_response(
         tickets.reveal(
-            platform_of(request), caller.player_id, ticket_id, body.zones, reveal_all=body.all
+            platform_of(request),
+            caller.player_id,
+            ticket_id,
+            body.zones,
+            reveal_all=body.all,
+            by_inactivity=body.inactivity,
         )
     )
+
+
+@router.post("/tickets/{ticket_id}/activity", status_code=204, tags=["tickets"])
+def activity(ticket_id: TicketId, caller: CallerDep, request: Request) -> Response:
+    """The player is scratching: the ticket's inactivity delay runs from now. 204 whether or
+    not it moved (a finished ticket, a report a moment after the last): the page need not care."""
+    scratch_activity.report_activity(platform_of(request), caller.player_id, ticket_id)
+    return Response(status_code=204)
 
 
 @router.get("/tickets/{ticket_id}", tags=["tickets"])

@@ -56,6 +56,8 @@ class BuyBody(Body):
 class RevealBody(Body):
     zones: list[StrictStr] | None = Field(default=None, max_length=64)
     all: StrictBool = False
+    inactivity: StrictBool = False
+    """With ``all``: the page's inactivity timer reveals the rest (``finished_by`` inactivity)."""
 
 
 class LimitsBody(Body):
@@ -73,3 +75,8 @@ class EmissionBody(Body):
     prize_table: StrictStr | None = Field(default=None, max_length=1_000_000)
     """The text of a prize-table file (TOML), as the page reads it from the chosen file."""
     prize_table_name: StrictStr | None = Field(default=None, max_length=200)
+
+
+class ReasonBody(Body):
+    reason: StrictStr = Field(max_length=2000)
+    """Why (3 to 500 characters once trimmed): recorded in the audit log."""

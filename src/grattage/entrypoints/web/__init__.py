@@ -27,13 +27,19 @@ PAGES: dict[str, tuple[str, ...]] = {
     "astro.html": ("/astro", "/astro.html"),
     "history.html": ("/history", "/history.html"),
     "limits.html": ("/limits.html",),
+    # « Règles du jeu », public: each game's template extends rules.html (answers.rules_page).
+    "cash_rules.html": ("/regles/cash",),
+    "astro_rules.html": ("/regles/astro",),
 }
 """Each page's template and the addresses that serve it."""
 
+TRY_PAGES: dict[str, str] = {"/essai/cash": "cash.html", "/essai/astro": "astro.html"}
+"""« Essayer gratuitement »: each game's own page rendered in the try mode (play money, the
+try banner and history; game.html), at its address."""
 
-def render_pages() -> dict[str, str]:
-    """Every page's HTML by template name; a missing block or variable is an error, not a gap."""
-    environment = Environment(
+
+def _environment() -> Environment:
+    return Environment(
         loader=FileSystemLoader(TEMPLATES_DIR),
         autoescape=select_autoescape(default=True),
         undefined=StrictUndefined,
@@ -41,7 +47,26 @@ def render_pages() -> dict[str, str]:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    return {name: environment.get_template(name).render() for name in PAGES}
+
+
+def render_pages() -> dict[str, str]:
+    """Every page's HTML by template name; a missing block or variable is an error, not a gap."""
+    environment = _environment()
+    return {name: environment.get_template(name).render(try_mode=False) for name in PAGES}
+
+
+def render_try_pages() -> dict[str, str]:
+    """Every try page's HTML by address."""
+    environment = _environment()
+    return {
+        path: environment.get_template(name).render(try_mode=True)
+        for path, name in TRY_PAGES.items()
+    }
+
+
+def render_not_found_page() -> str:
+    """The French 404 page a browser gets for an address that leads nowhere (errors.py)."""
+    return _environment().get_template("not_found.html").render(try_mode=False)
 
 
 def _page_route(app: FastAPI, path: str, html: str) -> None:
@@ -55,6 +80,9 @@ def mount_pages(app: FastAPI) -> None:
     for name, html in render_pages().items():
         for path in PAGES[name]:
             _page_route(app, path, html)
+    for path, html in render_try_pages().items():
+        _page_route(app, path, html)
+    app.state.not_found_page = render_not_found_page()  # read by errors.py's 404 answer
     app.mount("/", StaticFiles(directory=STATIC_DIR), name="pages")
 
 

@@ -1,49 +1,16 @@
 // The operator's back-office: plain DOM, the JSON API under /api/admin through the pages' one
-// fetch wrapper (api.js: the HttpOnly grattage_admin cookie, writes carry X-Grattage-CSRF: 1),
-// amounts through money.js. Text goes in with textContent only.
-import { requester } from "/js/api.js";
+// fetch wrapper (api.js: the HttpOnly grattage_admin cookie, writes carry X-Grattage-CSRF: 1).
+// Everything shown is French (french.js: the API's codes mapped to sentences, counts, money,
+// Paris time) with French typography (typography.js). Text goes in with textContent only.
 import { loadGames } from "/js/catalogue.js";
-import { formatEuros as euros, formatPercent, formatRatio } from "/js/money.js";
+import { formatRatio } from "/js/money.js";
+import { keepFrenchTypography } from "/js/typography.js";
+import { $, button, call, cell, code, fail, flash, onLoggedOut, stateBadge } from "./common.js";
+import { ACTIONS, BLOCK_STATES, REPORT_COLUMNS, count, day, euros, moment, percent } from "./french.js";
+import { loadPlayers } from "./players.js";
 
-const $ = (id) => document.getElementById(id);
-
-/** A share as « 75,00 % »; "—" when nothing was staked yet. */
-function percent(numerator, denominator) {
-  return denominator ? formatPercent(numerator, denominator) : "—";
-}
-
-function flash(text, kind = "ok") {
-  const box = $("flash");
-  box.textContent = text;
-  box.className = kind;
-}
-
-// An ended session brings the log-in form back.
-const call = requester(() => showLogin());
-
-function cell(text, className) {
-  const td = document.createElement("td");
-  if (text instanceof Node) td.append(text);
-  else td.textContent = text ?? "—";
-  if (className) td.className = className;
-  return td;
-}
-
-function stateBadge(state) {
-  const span = document.createElement("span");
-  span.className = `state ${state}`;
-  span.textContent = state;
-  return span;
-}
-
-function button(label, onClick, className = "") {
-  const b = document.createElement("button");
-  b.type = "button";
-  b.textContent = label;
-  b.className = className;
-  b.addEventListener("click", onClick);
-  return b;
-}
+keepFrenchTypography();
+onLoggedOut(() => showLogin());
 
 function showLogin() {
   $("login").hidden = false;
@@ -71,8 +38,8 @@ async function showOffice() {
   $("login").hidden = true;
   $("office").hidden = false;
   await showGames();
-  await Promise.all([loadBlocks(), loadReport(), loadAudit()]);
-  followRunningJobs().catch((error) => flash(error.serverMessage || error.message, "error"));
+  await Promise.all([loadBlocks(), loadReport(), loadAudit(), loadPlayers()]);
+  followRunningJobs().catch(fail);
 }
 
 async function loadBlocks() {
@@ -83,28 +50,36 @@ async function loadBlocks() {
     tr.append(
       cell(`#${b.id}`),
       cell(b.game, "text"),
-      cell(stateBadge(b.state), "text"),
-      cell(`${b.units_sold} / ${b.size}`),
-      cell(String(b.units_remaining)),
+      cell(stateBadge(b.state, BLOCK_STATES), "text"),
+      cell(`${count(b.units_sold)} / ${count(b.size)}`),
+      cell(count(b.units_remaining)),
       cell(euros(b.stakes_cents)),
       cell(euros(b.prizes_paid_cents)),
       cell(euros(b.ggr_cents)),
       cell(percent(b.prizes_paid_cents, b.stakes_cents)),
       cell(percent(b.table_prizes_total_cents, b.size * b.price_cents)),
-      cell(button("Details", () => showBlock(b.id), "secondary")),
+      cell(button("Détails", () => showBlock(b.id).catch(fail), "secondary", `Détails du bloc ${b.id}`)),
     );
     return tr;
   });
   $("blocks-rows").replaceChildren(...rows);
+  $("blocks-empty").hidden = rows.length > 0;
 }
 
+const CHANGES = {
+  suspend: { label: "Suspendre", done: "suspendu" },
+  resume: { label: "Reprendre", done: "repris" },
+  close: { label: "Fermer", done: "fermé" },
+  open: { label: "Mettre en vente", done: "mis en vente" },
+};
+
 async function change(blockId, action) {
-  if (action === "close" && !confirm(`Close block ${blockId} for good? A closed block never reopens.`)) return;
+  if (action === "close" && !confirm(`Fermer définitivement le bloc ${blockId} ? Un bloc fermé ne rouvre jamais.`)) return;
   try {
     await call("POST", `/api/admin/blocks/${blockId}/${action}`);
-    flash(`Block ${blockId}: ${action} done.`);
+    flash(`Bloc ${blockId} ${CHANGES[action].done}.`);
   } catch (error) {
-    flash(error.serverMessage || error.message, "error");
+    fail(error);
   }
   await Promise.all([loadBlocks(), showBlock(blockId), loadAudit()]);
 }
@@ -112,21 +87,24 @@ async function change(blockId, action) {
 async function showBlock(blockId) {
   const b = await call("GET", `/api/admin/blocks/${blockId}`);
   $("block").hidden = false;
-  $("block-title").textContent = `Block #${b.id} — ${b.game} (${b.table_title})`;
+  $("block-title").textContent = `Bloc n° ${b.id} — ${b.game} (${b.table_title})`;
   $("block-summary").replaceChildren(
-    stateBadge(b.state),
+    stateBadge(b.state, BLOCK_STATES),
     document.createTextNode(
-      ` ${b.units_sold} of ${b.size} sold, ${b.players} players; stakes ${euros(b.stakes_cents)}, ` +
-        `prizes paid ${euros(b.prizes_paid_cents)}, GGR ${euros(b.ggr_cents)}; payout so far ` +
-        `${percent(b.prizes_paid_cents, b.stakes_cents)} against ` +
-        `${percent(b.table_prizes_total_cents, b.size * b.price_cents)} in the table.`,
+      ` ${count(b.units_sold)} tickets vendus sur ${count(b.size)}, ${count(b.players)} joueurs ; ` +
+        `mises ${euros(b.stakes_cents)}, gains payés ${euros(b.prizes_paid_cents)}, ` +
+        `PBJ ${euros(b.ggr_cents)} ; taux de retour ${percent(b.prizes_paid_cents, b.stakes_cents)} ` +
+        `pour ${percent(b.table_prizes_total_cents, b.size * b.price_cents)} dans la table.`,
     ),
   );
-  const actions = [];
-  if (b.state === "open" || b.state === "pending") actions.push(button("Suspend", () => change(b.id, "suspend")));
-  if (b.state === "pending") actions.push(button("Open", () => change(b.id, "open")));
-  if (b.state === "suspended") actions.push(button("Resume", () => change(b.id, "resume")));
-  if (["open", "pending", "suspended"].includes(b.state)) actions.push(button("Close", () => change(b.id, "close"), "danger"));
+  const allowed = [];
+  if (b.state === "open" || b.state === "pending") allowed.push("suspend");
+  if (b.state === "pending") allowed.push("open");
+  if (b.state === "suspended") allowed.push("resume");
+  if (["open", "pending", "suspended"].includes(b.state)) allowed.push("close");
+  const actions = allowed.map((action) =>
+    button(CHANGES[action].label, () => change(b.id, action), action === "close" ? "danger" : ""),
+  );
   $("block-actions").replaceChildren(...actions);
   const stamp = Date.now();
   $("chart-payout").src = `/api/admin/blocks/${b.id}/charts/payout.svg?t=${stamp}`;
@@ -137,9 +115,9 @@ async function showBlock(blockId) {
       tr.append(
         cell(String(t.tier)),
         cell(euros(t.prize_cents)),
-        cell(String(t.table_count)),
+        cell(count(t.table_count)),
         cell(formatRatio(t.table_count * b.units_sold, b.size)), // the table's share of the sales
-        cell(String(t.paid_count)),
+        cell(count(t.paid_count)),
         cell(euros(t.paid_cents)),
       );
       return tr;
@@ -168,20 +146,28 @@ async function loadReport() {
   const head = document.createElement("tr");
   for (const name of columns) {
     const th = document.createElement("th");
-    th.textContent = name.replace("_cents", "").replace("_", " ");
+    th.textContent = REPORT_COLUMNS[name];
+    if (["game", "state"].includes(name)) th.className = "text";
     head.append(th);
   }
   $("report-head").replaceChildren(head);
+  const shown = (name, value) => {
+    if (name.endsWith("_cents")) return euros(value);
+    if (name === "state") return value ? BLOCK_STATES[value] ?? value : "—";
+    if (name === "day") return day(value);
+    if (name === "block_id") return `#${value}`;
+    return typeof value === "number" ? count(value) : String(value ?? "—");
+  };
   $("report-rows").replaceChildren(
     ...data.rows.map((row) => {
       const tr = document.createElement("tr");
       for (const name of columns) {
-        const value = row[name];
-        tr.append(cell(name.endsWith("_cents") ? euros(value) : String(value ?? "—"), typeof value === "string" ? "text" : ""));
+        tr.append(cell(shown(name, row[name]), ["game", "state"].includes(name) ? "text" : ""));
       }
       return tr;
     }),
   );
+  $("report-empty").hidden = data.rows.length > 0;
 }
 
 async function loadAudit() {
@@ -189,13 +175,15 @@ async function loadAudit() {
   $("audit-rows").replaceChildren(
     ...data.entries.map((e) => {
       const tr = document.createElement("tr");
+      const action = document.createElement("span");
+      action.append(document.createTextNode(ACTIONS[e.action] ?? e.action), " ", code(e.action));
       tr.append(
         cell(String(e.id)),
-        cell(e.created_at, "text"),
-        cell(e.actor, "text"),
-        cell(e.action, "text"),
-        cell(e.subject, "text"),
-        cell(JSON.stringify(e.details), "text"),
+        cell(moment(e.created_at), "text"),
+        cell(code(e.actor), "text"),
+        cell(action, "text"),
+        cell(code(e.subject), "text"),
+        cell(code(JSON.stringify(e.details)), "text details"),
       );
       return tr;
     }),
@@ -211,7 +199,7 @@ $("login-form").addEventListener("submit", async (event) => {
     flash("");
     await showOffice();
   } catch (error) {
-    flash(error.serverMessage || error.message, "error");
+    fail(error);
   }
 });
 
@@ -220,22 +208,22 @@ $("log-out").addEventListener("click", async () => {
   showLogin();
 });
 
-$("blocks-game").addEventListener("change", loadBlocks);
+$("blocks-game").addEventListener("change", () => loadBlocks().catch(fail));
 
 const JOB_POLL_MS = 500;
 const STAGES = {
-  queued: "waiting to start",
-  shuffling: "generating",
-  committing: "committing to",
-  storing: "storing",
-  opening: "opening the first block",
-  done: "done",
+  queued: "en attente de démarrage",
+  shuffling: "génération du",
+  committing: "engagement du",
+  storing: "stockage du",
+  opening: "mise en vente du premier bloc",
+  done: "terminé",
 };
 
-/** The stage a job is at, and of which block: « committing to block 2 of 5 ». */
+/** The stage a job is at, and of which block: « engagement du bloc 2 sur 5 ». */
 function jobPlace(job) {
   const stage = STAGES[job.stage] ?? job.stage;
-  return job.block && job.stage !== "opening" ? `${stage} block ${job.block} of ${job.blocks}` : stage;
+  return job.block && !["opening", "queued", "done"].includes(job.stage) ? `${stage} bloc ${job.block} sur ${job.blocks}` : stage;
 }
 
 /** Whether the stage counts its steps (generating a block is one step). */
@@ -243,21 +231,23 @@ function measured(job) {
   return job.total > 0 && (job.stage === "committing" || job.stage === "storing");
 }
 
-/** Where a running job is: « Emission job 3: committing to block 2 of 5 (40 %)… ». */
+/** Where a running job is: « Tâche d'émission 3 : engagement du bloc 2 sur 5 (40 %)… ». */
 function jobProgressText(job) {
   const share = measured(job) ? ` (${Math.floor((100 * job.done) / job.total)} %)` : "";
-  return `Emission job ${job.id}: ${jobPlace(job)}${share}…`;
+  return `Tâche d'émission ${job.id} : ${jobPlace(job)}${share}…`;
 }
 
 function jobOutcomeText(job) {
-  const blocks = (ids) => (ids.length ? ids.map((id) => `#${id}`).join(", ") : "none");
+  const blocks = (ids) => (ids.length ? ids.map((id) => `n° ${id}`).join(", ") : "aucun");
   if (job.state === "succeeded") {
-    return `Emission ${job.emission_id}: blocks ${blocks(job.block_ids)} created; opened ${blocks(job.opened)}.`;
+    return `Émission ${job.emission_id} : blocs ${blocks(job.block_ids)} créés ; mis en vente : ${blocks(job.opened)}.`;
   }
+  // The job's error is the server's English line: its log has the details, the page says why
+  // in French.
   const stored = job.block_ids.length
-    ? ` Blocks stored before the failure: ${blocks(job.block_ids)} (closed unless already on sale).`
-    : " No block was stored.";
-  return `Emission job ${job.id} failed (${jobPlace(job)}): ${job.error.replace(/\.$/, "")}.${stored}`;
+    ? ` Blocs stockés avant l'échec : ${blocks(job.block_ids)} (fermés, sauf s'ils étaient déjà en vente).`
+    : " Aucun bloc n'a été stocké.";
+  return `La tâche d'émission ${job.id} a échoué (${jobPlace(job)}) : le journal du serveur en donne la raison.${stored}`;
 }
 
 /** Follow a job until it ends: its progress under the form, the blocks as each is sealed. */
@@ -320,10 +310,10 @@ $("emission-form").addEventListener("submit", async (event) => {
   }
   try {
     const started = await call("POST", "/api/admin/emissions", body);
-    flash(`Emission job ${started.job_id} started.`);
+    flash(`Tâche d'émission ${started.job_id} lancée.`);
     await followJob(started.location);
   } catch (error) {
-    flash(error.serverMessage || error.message, "error");
+    fail(error);
   }
 });
 
@@ -332,16 +322,23 @@ $("report-form").addEventListener("submit", async (event) => {
   try {
     await loadReport();
   } catch (error) {
-    flash(error.serverMessage || error.message, "error");
+    fail(error);
   }
 });
 
 $("audit-verify").addEventListener("click", async () => {
-  const result = await call("GET", "/api/admin/audit/verify");
-  $("audit-result").textContent = result.clean
-    ? `Chain intact: ${result.entries} entries.`
-    : `Entry ${result.first_bad} is bad: ${result.problem}`;
-  $("audit-result").className = result.clean ? "ok" : "error";
+  try {
+    const result = await call("GET", "/api/admin/audit/verify");
+    // The server's « problem » is English: the page says where the chain breaks, in French.
+    $("audit-result").textContent = result.clean
+      ? `Chaîne intacte : ${count(result.entries)} entrées vérifiées.`
+      : `Chaîne rompue à l'entrée ${result.first_bad} : modifiée, retirée ou déplacée. Lancez « grattage audit verify » pour le détail.`;
+    $("audit-result").className = result.clean ? "ok" : "error";
+  } catch (error) {
+    fail(error);
+  }
 });
+
+document.addEventListener("grattage:audit-changed", () => loadAudit().catch(fail));
 
 showOffice().catch(showLogin);

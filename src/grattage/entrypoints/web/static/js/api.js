@@ -1,20 +1,27 @@
 // The one door to the server (docs/api.md). Every request carries the session cookie and the
 // CSRF header; every failure becomes an ApiError with a French message a player can read.
+import { formatEuros } from "./money.js";
 
 const FRENCH_MESSAGES = {
-  insufficient_balance: "Solde insuffisant : faites un dépôt pour jouer.",
-  sold_out: "Ce jeu est épuisé pour le moment : plus aucun ticket n'est disponible.",
+  insufficient_balance: "Solde insuffisant\u00a0: faites un dépôt pour jouer.",
+  sold_out: "Ce jeu est épuisé pour le moment\u00a0: plus aucun ticket n'est disponible.",
   idempotency_conflict: "Cette demande a déjà été envoyée autrement. Rechargez la page.",
   limit_reached: "Vous avez atteint une limite de jeu ou de dépôt.",
-  already_exists: "Cette inscription ne peut pas être acceptée : cette adresse ou cette personne a déjà un compte ou ne peut pas en ouvrir. Connectez-vous, ou contactez le support.",
+  already_exists: "Cette inscription ne peut pas être acceptée\u00a0: cette adresse ou cette personne a déjà un compte ou ne peut pas en ouvrir. Connectez-vous, ou contactez le support.",
   account_locked: "Compte verrouillé après trop d'essais. Réessayez plus tard.",
-  self_excluded: "Vous vous êtes exclu du jeu : impossible de jouer.",
-  nationally_excluded: "Vous êtes inscrit au fichier des interdits de jeux (ANJ) : aucun compte ne peut être ouvert ni utilisé.",
+  self_excluded: "Vous vous êtes exclu du jeu\u00a0: vous ne pouvez ni vous connecter, ni jouer, ni déposer jusqu'au terme de votre exclusion.",
+  account_suspended: "Votre compte est suspendu par l'opérateur\u00a0: vous ne pouvez ni vous connecter, ni jouer, ni déposer. Vos tickets déjà achetés se terminent et leurs gains vous sont versés. Contactez le support.",
+  nationally_excluded: "Vous êtes inscrit au fichier des interdits de jeux (ANJ)\u00a0: aucun compte ne peut être ouvert ni utilisé.",
   unauthorized: "Votre session a expiré. Reconnectez-vous.",
   invalid_choice: "Choisissez d'abord un signe.",
   zone_not_revealable: "Cette zone ne peut pas encore être grattée.",
-  not_found: "Introuvable : ce ticket n'existe pas ou n'est pas à vous.",
+  not_found: "Introuvable\u00a0: ce ticket n'existe pas ou n'est pas à vous.",
   unavailable: "Le service est momentanément indisponible. Réessayez dans un instant.",
+  outcome_unknown: "La connexion a été coupée pendant l'achat\u00a0: réessayez, il ne sera pas payé deux fois.",
+  try_balance_spent: "Solde fictif épuisé\u00a0: rechargez-le pour continuer l'essai.",
+  try_limit_reached: "Cet essai a atteint son nombre de tickets. Créez un compte pour jouer pour de vrai.",
+  rate_limited: "Trop de demandes depuis votre connexion en peu de temps\u00a0: patientez quelques minutes, puis réessayez.",
+  no_try_session: "Votre essai a expiré\u00a0: rechargez la page pour en commencer un nouveau.",
 };
 
 const STATUS_MESSAGES = {
@@ -23,15 +30,53 @@ const STATUS_MESSAGES = {
   404: FRENCH_MESSAGES.not_found,
   409: "Action impossible dans l'état actuel. Réessayez.",
   422: "Données invalides : vérifiez votre saisie.",
+  429: FRENCH_MESSAGES.rate_limited,
   503: FRENCH_MESSAGES.unavailable,
 };
 
+// Limits reset on Monday 00:00 in Paris (the server's operator_time_zone), written in Paris time.
+const RESET_FORMAT = new Intl.DateTimeFormat("fr-FR", {
+  weekday: "long", day: "numeric", month: "long", hour: "2-digit", minute: "2-digit", timeZone: "Europe/Paris",
+});
+
+/** « Ce ticket dépasserait votre limite de mises… » from the numbers of a limit_reached answer. */
+export function limitReachedMessage(details) {
+  const deposit = details.limit === "deposit";
+  const resets = RESET_FORMAT.format(new Date(details.resets_at));
+  const euros = (cents) => formatEuros(cents, { alwaysDecimals: true });
+  return `${deposit ? "Ce dépôt" : "Ce ticket"} dépasserait votre limite de ${deposit ? "dépôts" : "mises"} de `
+    + `${euros(details.limit_cents)} par semaine\u00a0: il vous reste ${euros(details.remaining_cents)} `
+    + `jusqu'au ${resets}, quand votre compteur repart à zéro.`;
+}
+
+const UNTIL_FORMAT = new Intl.DateTimeFormat("fr-FR", {
+  day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", timeZone: "Europe/Paris",
+});
+
+/** « Vous vous êtes exclu du jeu jusqu'au 3 janvier 2027 à 04:25… », from its details. */
+export function selfExcludedMessage(details) {
+  const until = details.until ? new Date(details.until) : null;
+  if (details.permanent || !until || Number.isNaN(until.getTime())) {
+    return "Vous vous êtes exclu du jeu définitivement\u00a0: vous ne pouvez plus ni vous connecter, ni jouer, ni déposer.";
+  }
+  return `Vous vous êtes exclu du jeu jusqu'au ${UNTIL_FORMAT.format(until)}\u00a0: d'ici là, vous ne pouvez ni vous connecter, ni jouer, ni déposer.`;
+}
+
+function frenchMessage(status, code, details) {
+  if (code === "limit_reached" && details && Number.isSafeInteger(details.remaining_cents)) {
+    return limitReachedMessage(details);
+  }
+  if (code === "self_excluded" && details) return selfExcludedMessage(details);
+  return FRENCH_MESSAGES[code] || STATUS_MESSAGES[status] || "Une erreur est survenue. Réessayez.";
+}
+
 export class ApiError extends Error {
-  constructor(status, code, serverMessage) {
-    super(FRENCH_MESSAGES[code] || STATUS_MESSAGES[status] || "Une erreur est survenue. Réessayez.");
+  constructor(status, code, serverMessage, details = null) {
+    super(frenchMessage(status, code, details));
     this.status = status;
     this.code = code;
     this.serverMessage = serverMessage;
+    this.details = details;
   }
 
   get sessionExpired() {
@@ -71,7 +116,12 @@ export async function request(method, path, { body, headers = {} } = {}) {
     payload = null;
   }
   if (!response.ok) {
-    throw new ApiError(response.status, payload?.error || "error", payload?.message || "");
+    throw new ApiError(response.status, payload?.error || "error", payload?.message || "", payload?.details || null);
+  }
+  // A reality check rides on whichever answer the server gives it with (GET /api/me, a
+  // purchase): the page that shows it listens for this event (responsible.js).
+  if (payload && payload.reality_check) {
+    window.dispatchEvent(new CustomEvent("grattage:reality-check", { detail: payload.reality_check }));
   }
   return payload;
 }
@@ -116,7 +166,11 @@ export const api = {
     }),
   reveal: (ticketId, zones) =>
     request("POST", `/api/tickets/${ticketId}/reveal`, { body: { zones } }),
-  revealAll: (ticketId) => request("POST", `/api/tickets/${ticketId}/reveal`, { body: { all: true } }),
+  revealAll: (ticketId, { inactivity = false } = {}) =>
+    request("POST", `/api/tickets/${ticketId}/reveal`, {
+      body: inactivity ? { all: true, inactivity: true } : { all: true },
+    }),
+  activity: (ticketId) => request("POST", `/api/tickets/${ticketId}/activity`),
   ticket: (ticketId, { wait = false } = {}) =>
     request("GET", `/api/tickets/${ticketId}${wait ? "?wait=1" : ""}`),
   history: (before) =>
@@ -124,6 +178,10 @@ export const api = {
   lastTicket: () => request("GET", "/api/me/tickets/last"),
   proof: (ticketId) => request("GET", `/api/tickets/${ticketId}/proof`),
   logKey: () => request("GET", "/api/log/key"),
+  limits: () => request("GET", "/api/me/limits"),
+  setLimits: (body) => request("PUT", "/api/me/limits", { body }),
+  exclude: (period) => request("POST", "/api/me/exclusion", { body: { period } }),
+  playHistory: () => request("GET", "/api/me/activity"),
   logEntry: (index) => request("GET", `/api/log/entries?start=${index}&end=${index}`),
 };
 

@@ -96,17 +96,22 @@ function buildZones(page, ticket, locked) {
     if (zoneId.startsWith("symbols/")) {
       const index = Number(zoneId.split("/")[1]);
       box.className = "disc";
-      box.style.setProperty("--angle", `${-90 + index * (360 / DISCS)}deg`);
-      discs.append(box);
-      options = { label: `Pastille ${index + 1}`, paint: discPainter(page), round: true };
+      // A disc is round: its square, placed on the ring, takes the finger (scratch.js).
+      const square = el("div", { class: "zone-square disc-square" }, box);
+      square.style.setProperty("--angle", `${-90 + index * (360 / DISCS)}deg`);
+      discs.append(square);
+      options = { label: `Pastille ${index + 1}`, paint: discPainter(page), round: true, hitArea: square };
     } else if (zoneId === "gain") {
       box.className = "gain-box";
-      $("#gain-slot").append(box);
-      options = { label: "Case Gain", paint: paintText("Gain", { color: "#3b2a6b", scale: 0.42 }) };
+      // Its rounded corners clip the pointer too: a square-cornered frame takes the finger.
+      const frame = el("div", { class: "zone-frame gain-frame" }, box);
+      $("#gain-slot").append(frame);
+      options = { label: "Case Gain", paint: paintText("Gain", { color: "#3b2a6b", scale: 0.42 }), hitArea: frame };
     } else {
       box.className = "banner";
-      $("#banner-slot").append(box);
-      options = { label: "Bandeau multiplicateur", paint: paintText(BANNER_TEXT, { tint: "gold", color: "#5a2d00", weight: 700, scale: 0.3 }) };
+      const frame = el("div", { class: "zone-frame banner-frame" }, box);
+      $("#banner-slot").append(frame);
+      options = { label: "Bandeau multiplicateur", paint: paintText(BANNER_TEXT, { tint: "gold", color: "#5a2d00", weight: 700, scale: 0.3 }), hitArea: frame };
     }
     const zone = new ScratchZone(box, { zoneId, ...options, onScratched: page.zoneHandlers().onScratched });
     zone.setLocked(locked || (ticket ? (ticket.locked_zones || []).includes(zoneId) : zoneId === "banner"));
@@ -124,15 +129,44 @@ function showChosenSign(signId) {
   for (const button of document.querySelectorAll(".sign-choice")) {
     button.setAttribute("aria-checked", String(button.dataset.sign === signId));
   }
+  const summary = $("#sign-summary-name");
+  summary.innerHTML = sign ? signSvg(signId, { title: false }) : "";
+  if (sign) summary.append(el("span", { text: sign.name }));
 }
 
-function chooseSign(page, signId) {
+/**
+ * The twelve signs take two to three rows: once one is chosen they fold into one line
+ * (« Votre signe : Lion — Changer », a disclosure button), so that the ticket and its result
+ * fit the screen. Without a chosen sign they stay open: there is nothing to fold to.
+ */
+function foldPicker(folded) {
+  const open = !(folded && chosenSign);
+  $("#sign-summary").hidden = !chosenSign;
+  $("#sign-choices").hidden = !open;
+  $("#sign-change").setAttribute("aria-expanded", String(open));
+}
+
+/** `fold`: the player picked this sign (click, Enter, Space), as opposed to going through
+ * the signs with the arrow keys, which must leave the group open under the keyboard. */
+function chooseSign(page, signId, { fold = false } = {}) {
   $("#banner-hint").hidden = true;
   if (page.play && !page.play.finished) return; // the sign of a ticket in play is fixed
   chosenSign = signId;
   localStorage.setItem(SIGN_KEY, signId);
   showChosenSign(signId);
   page.showSpecimen();
+  if (fold) {
+    const focusInside = $("#sign-choices").contains(document.activeElement);
+    foldPicker(true);
+    // The radio under the focus is gone: on to what comes next, buying the ticket.
+    if (focusInside) $("#play").focus();
+  }
+}
+
+function toggleFolded() {
+  const open = $("#sign-change").getAttribute("aria-expanded") === "true";
+  foldPicker(open);
+  if (!open) $(".sign-choice[aria-checked='true']")?.focus();
 }
 
 /** Arrow keys move through the signs, as in any radio group. */
@@ -144,7 +178,7 @@ function moveChoice(page, event) {
   const current = Math.max(0, buttons.indexOf(document.activeElement));
   const next = buttons[(current + step + buttons.length) % buttons.length];
   next.focus();
-  chooseSign(page, next.dataset.sign);
+  chooseSign(page, next.dataset.sign, { fold: false });
 }
 
 /** The twelve signs as a radio group, the remembered one checked. */
@@ -156,11 +190,13 @@ function setUp(page) {
       class: "sign-choice", type: "button", role: "radio", "aria-checked": "false", "data-sign": sign.id,
       "aria-label": sign.name, html: signSvg(sign.id, { title: false }),
     }, el("span", { text: sign.name }));
-    button.addEventListener("click", () => chooseSign(page, sign.id));
+    button.addEventListener("click", () => chooseSign(page, sign.id, { fold: true }));
     picker.append(button);
   }
+  $("#sign-change").addEventListener("click", toggleFolded);
   chosenSign = favouriteSign();
   showChosenSign(chosenSign);
+  foldPicker(true);
 }
 
 function onTicket(page, ticket) {
@@ -168,6 +204,7 @@ function onTicket(page, ticket) {
     chosenSign = ticket.sign;
     showChosenSign(ticket.sign);
   }
+  foldPicker(true); // the ticket's sign is fixed: the twelve only take room now
 }
 
 function winMessage(ticket) {
@@ -185,7 +222,7 @@ function winMessage(ticket) {
 
 function readyToBuy() {
   if (chosenSign) return true;
-  notify("Choisissez d'abord votre signe parmi les douze.");
+  notify("Choisissez d'abord votre signe parmi les douze.", "error", null, "#play-notice");
   return false;
 }
 
@@ -193,6 +230,7 @@ export const astro = {
   name: "astro",
   staggerMs: 260,
   revealsAfterInactivity: false,
+  offersRevealAll: false,
   setUp,
   buildZones,
   fillZone,
@@ -202,6 +240,7 @@ export const astro = {
   },
   setButtons: ({ playing }) => {
     for (const button of document.querySelectorAll(".sign-choice")) button.disabled = playing;
+    $("#sign-change").disabled = playing;
   },
   winMessage,
   readyToBuy,

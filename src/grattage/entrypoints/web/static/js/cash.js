@@ -91,11 +91,15 @@ function buildZones(page, ticket, locked) {
     const index = Number(zoneId.split("/")[1]);
     const isStar = zoneId.startsWith("your_numbers/");
     const box = el("div", { class: isStar ? "star" : "clover" }, el("div", { class: "zone-content" }));
-    (isStar ? yours : winning).append(box);
+    // A clover is round: its square takes the finger (scratch.js, hitArea).
+    const square = isStar ? box : el("div", { class: "zone-square" }, box);
+    (isStar ? yours : winning).append(square);
     const zone = new ScratchZone(box, {
       zoneId,
       label: isStar ? `Étoile ${index + 1}` : `Trèfle ${index + 1}`,
       paint: isStar ? paintStar : paintClover,
+      round: !isStar,
+      hitArea: square,
       ...page.zoneHandlers(),
     });
     zone.setLocked(locked);

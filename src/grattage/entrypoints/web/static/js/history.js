@@ -2,6 +2,7 @@
 import { api } from "./api.js";
 import { formatEuros } from "./money.js";
 import { gameTitle, loadGames, ticketPage } from "./catalogue.js";
+import { ProofPanel } from "./proof_panel.js";
 import { signById } from "./signs.js";
 import { $, el, formatDate, handleError, startPage } from "./ui.js";
 
@@ -36,33 +37,60 @@ function row(ticket) {
   );
 }
 
-// « Vérifier ce ticket »: the server's proof that this ticket was one unit of a block committed
-// before sale, saved as a file the player checks offline with `grattage verify-ticket`.
+// « Vérifier ce ticket »: the same panel as under a game's ticket (proof_panel.js) — what the
+// proof shows in one plain sentence, its check run in the page at once, the details and the
+// offline command folded for experts. A ticket sold before the transparency log has no receipt:
+// its v1 proof is explained the same way and offered as a file.
 async function verify(button) {
   const ticketId = button.dataset.verify;
   const row = button.closest(".history-row");
   button.disabled = true;
   try {
-    const proof = await api.proof(ticketId);
-    const fileName = `ticket-${ticketId}-preuve.json`;
-    const link = el("a", {
-      class: "btn small primary",
-      href: URL.createObjectURL(new Blob([JSON.stringify(proof, null, 2)], { type: "application/json" })),
-      download: fileName,
-      text: "Télécharger la preuve",
-    });
+    const ticket = await api.ticket(ticketId);
     row.querySelector(".proof")?.remove();
-    row.append(el("div", { class: "proof", role: "status" },
-      el("p", { text: `Position ${(proof.unit ?? proof).position.toLocaleString("fr-FR")} (comptée depuis 0) parmi les ${proof.commitment.size.toLocaleString("fr-FR")} unités du bloc ${proof.commitment.block_id.slice(0, 12)}…, engagé avant la vente (racine ${proof.commitment.root.slice(0, 16)}…${proof.log ? `, engagement n° ${proof.log.commitment_entry.index} du journal public` : ""}).` }),
-      el("p", { text: "Vérifiez-la vous-même, hors ligne, contre le journal public (ou dans votre navigateur avec « Revoir ») :" }),
-      el("code", { text: `grattage verify-ticket ${fileName} --log ${location.origin}` }),
-      link,
-    ));
+    const section = el("section", { class: "proof proof-panel", "aria-label": `Preuve du ticket n° ${ticketId}` });
+    row.append(section);
+    if (ticket.receipt) {
+      const panel = new ProofPanel(section, { standalone: false });
+      await panel.show(ticket);
+      panel.finished(ticket);
+      await panel.verify();
+    } else {
+      legacyProof(section, ticketId, await api.proof(ticketId));
+    }
   } catch (error) {
     handleError(error);
   } finally {
     button.disabled = false;
   }
+}
+
+function legacyProof(section, ticketId, proof) {
+  const fileName = `ticket-${ticketId}-preuve.json`;
+  const { commitment } = proof;
+  const link = el("a", {
+    class: "btn small primary",
+    href: URL.createObjectURL(new Blob([JSON.stringify(proof, null, 2)], { type: "application/json" })),
+    download: fileName,
+    text: "Télécharger la preuve",
+  });
+  const expert = (term, value) => [el("dt", { text: term }), el("dd", {}, el("code", { text: String(value) }))];
+  section.replaceChildren(
+    el("h2", { text: "D'où vient ce ticket" }),
+    el("p", { class: "proof-lead", text: `Ce ticket était l'un des ${commitment.size.toLocaleString("fr-FR")} tickets d'un bloc scellé et publié avant sa vente : son résultat était fixé d'avance, et personne, pas même nous, ne pouvait le changer.` }),
+    link,
+    el("details", { class: "proof-expert" },
+      el("summary", { text: "Détails pour les experts" }),
+      el("dl", {},
+        ...expert("Bloc", commitment.block_id),
+        ...expert("Racine de Merkle engagée", commitment.root),
+        ...expert("Position de l'unité (depuis 0)", (proof.unit ?? proof).position),
+        ...(proof.log ? expert("Engagement n° du journal public", proof.log.commitment_entry.index) : []),
+      ),
+      el("p", { text: "Vérifiez la preuve hors ligne, contre le journal public :" }),
+      el("code", { class: "command", text: `grattage verify-ticket ${fileName} --log ${location.origin}` }),
+    ),
+  );
 }
 
 async function loadPage() {

@@ -1,24 +1,25 @@
 // The lobby: balance, every game of GET /api/games with its numbers, the last game, the demo deposit.
 import { api, ApiError } from "./api.js";
-import { formatEuros, formatPercent, formatPrice, formatRatio, parseEuros } from "./money.js";
+import { formatEuros, formatPrice, formatShortPercent, formatShortRatio, parseEuros } from "./money.js";
 import { loadGames, ticketPage } from "./catalogue.js";
 import { GAME_MODULES } from "./games.js";
-import { $, el, handleError, notify, refreshBalance, startPage } from "./ui.js";
+import { $, el, handleError, keepInSight, notify, refreshBalance, startPage } from "./ui.js";
 
 let depositMaxCents = null;
+const DEPOSIT_MESSAGE = "#deposit-message"; // beside the form: on a phone the top is far away
 
 /** The exact odds the API sends (winning tickets of a block) → « 1 chance sur 3,83 »;
  * « — » for a game whose table gives no figures (listed off sale, table_unplayable). */
 function frenchOdds(game) {
   if (!(game.winning_tickets > 0)) return "—";
-  return `1 chance sur ${formatRatio(game.block_size, game.winning_tickets)}`;
+  return `1\u00a0chance sur\u00a0${formatShortRatio(game.block_size, game.winning_tickets)}`; // never wrapped
 }
 
 /** The block's own payout: its table's prizes over the block's stakes at the block's price. */
 function payout(game) {
   const stakes = game.block_size * game.price_cents;
   if (!(stakes > 0)) return "—";
-  return formatPercent(game.prizes_total_cents, stakes);
+  return formatShortPercent(game.prizes_total_cents, stakes);
 }
 
 const NO_BREAK_SPACE = "\u00a0";
@@ -89,6 +90,7 @@ function gameCard(game) {
         el("summary", { text: game.reconstruction ? "Tableau de lots (reconstitué)" : "Tableau de lots" }),
         prizes,
         game.table_source ? el("p", { class: "hint table-source", text: `Source : ${game.table_source}` }) : null),
+      game.rules_page ? el("p", { class: "rules-link" }, el("a", { href: game.rules_page, text: "Règles du jeu, gains et probabilités" })) : null,
       playButton(game, module),
     ),
   );
@@ -112,11 +114,11 @@ async function showLastGame(games) {
 
 async function deposit(cents) {
   if (cents === null || cents <= 0) {
-    notify("Indiquez un montant en euros, par exemple 20 ou 12,50.");
+    notify("Indiquez un montant en euros, par exemple 20 ou 12,50.", "error", null, DEPOSIT_MESSAGE);
     return;
   }
   if (depositMaxCents !== null && cents > depositMaxCents) {
-    notify(`Le dépôt de démonstration est limité à ${formatEuros(depositMaxCents)}.`);
+    notify(`Le dépôt de démonstration est limité à ${formatEuros(depositMaxCents)}.`, "error", null, DEPOSIT_MESSAGE);
     return;
   }
   const submit = $("#deposit-submit");
@@ -125,10 +127,10 @@ async function deposit(cents) {
     await api.deposit(cents);
     const me = await refreshBalance();
     showBalance(me.balance_cents);
-    notify(`Dépôt de ${formatEuros(cents)} effectué.`, "success");
+    notify(`Dépôt de ${formatEuros(cents)} effectué.`, "success", null, DEPOSIT_MESSAGE);
     $("#deposit-amount").value = "";
   } catch (error) {
-    handleError(error);
+    handleError(error, DEPOSIT_MESSAGE);
   } finally {
     submit.disabled = false;
   }
@@ -147,10 +149,13 @@ async function main() {
   showBalance(me.balance_cents);
   try {
     const [games, config] = await Promise.all([loadGames(), api.config()]);
-    $("#games").replaceChildren(...games.map(gameCard));
-    depositMaxCents = config.demo_deposit_max_cents;
-    if (depositMaxCents) $("#deposit-max").textContent = `Jusqu'à ${formatEuros(depositMaxCents)} par dépôt.`;
-    await showLastGame(games);
+    // The cards arrive above the deposit form: a player already using it keeps it in sight.
+    await keepInSight(document.querySelector(".deposit"), async () => {
+      $("#games").replaceChildren(...games.map(gameCard));
+      depositMaxCents = config.demo_deposit_max_cents;
+      if (depositMaxCents) $("#deposit-max").textContent = `Jusqu'à ${formatEuros(depositMaxCents)} par dépôt.`;
+      await showLastGame(games);
+    });
   } catch (error) {
     handleError(error);
   }

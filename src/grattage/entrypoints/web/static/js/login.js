@@ -1,6 +1,7 @@
 // Log-in and sign-up. A new account is logged in at once, then sent where it was going.
 import { api } from "./api.js";
-import { $, handleError, notify } from "./ui.js";
+import { loadGames } from "./catalogue.js";
+import { $, el, handleError, notify } from "./ui.js";
 
 function destination() {
   const next = new URLSearchParams(location.search).get("next");
@@ -36,6 +37,23 @@ async function submitting(form, action) {
   }
 }
 
+/** Each game's public rules page, from GET /api/games (no log-in needed): a visitor reads the
+ *  rules and the odds before signing up. A failure only leaves the list empty. */
+async function showRulesLinks() {
+  try {
+    const games = await loadGames();
+    const withPages = games.filter((game) => game.rules_page);
+    $("#rules-links").replaceChildren(...withPages.map((game) =>
+      el("li", {}, el("a", { href: game.rules_page, "data-game": game.name, text: `${game.title} — règles, gains et probabilités` }))));
+    // A game with its own pages has its try page too (/essai/<name>, as game.html links it).
+    $("#try-links").replaceChildren(...withPages.map((game) =>
+      el("a", { class: "btn secondary", href: `/essai/${encodeURIComponent(game.name)}`, "data-game": game.name, text: `Essayer ${game.title}` })));
+  } catch {
+    $("#rules-links").closest("section").hidden = true;
+    $("#try-links").closest("section").hidden = true;
+  }
+}
+
 function main() {
   $("#tab-login").addEventListener("click", () => showTab("login"));
   $("#tab-signup").addEventListener("click", () => showTab("signup"));
@@ -61,6 +79,7 @@ function main() {
     });
   });
   if (new URLSearchParams(location.search).has("next")) notify("Connectez-vous pour continuer.", "info");
+  showRulesLinks();
 }
 
 main();

@@ -13,6 +13,12 @@ function groupThousands(digits) {
   return grouped;
 }
 
+/** 11999987 → « 11 999 987 »: a count (of tickets, of sales) grouped the French way. */
+export function formatCount(n) {
+  if (!Number.isSafeInteger(n)) throw new TypeError(`not a count: ${n}`);
+  return (n < 0 ? "-" : "") + groupThousands(String(Math.abs(n)));
+}
+
 /** 50000000 → « 500 000 € », 200 → « 2,00 € », 250 → « 2,50 € ». */
 export function formatEuros(cents, { alwaysDecimals = false } = {}) {
   if (!Number.isSafeInteger(cents)) throw new TypeError(`not an amount in cents: ${cents}`);
@@ -55,4 +61,16 @@ export function formatRatio(numerator, denominator, places = 2) {
 /** A share as a percentage: formatPercent(3, 4) → « 75,00 % » (places decimals). */
 export function formatPercent(numerator, denominator, places = 2) {
   return `${formatRatio(numerator * 100, denominator, places)}${NO_BREAK_SPACE}%`;
+}
+
+/** formatRatio without the zeros that say nothing: « 4 000 000 », « 12,5 », « 3,83 » — at most
+ *  ``places`` decimals, as lotteries print odds and payouts. */
+export function formatShortRatio(numerator, denominator, places = 2) {
+  const text = formatRatio(numerator, denominator, places);
+  return places ? text.replace(/0+$/, "").replace(/,$/, "") : text;
+}
+
+/** A share as a percentage, its useless zeros dropped: formatShortPercent(3, 4) → « 75 % ». */
+export function formatShortPercent(numerator, denominator, places = 2) {
+  return `${formatShortRatio(numerator * 100, denominator, places)}${NO_BREAK_SPACE}%`;
 }

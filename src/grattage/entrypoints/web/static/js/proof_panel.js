@@ -1,9 +1,11 @@
-// The ticket's proof panel (game pages): from the purchase on, where the ticket comes from in
-// plain French — the block's commitment, its number in the public log and its fingerprint —
-// with the expert details and the offline command folded away; once the ticket is finished, a
-// check of the whole proof in the page itself (proof_check.js, WebCrypto only) — for a drawn
-// block's ticket, its draw recomputed too (proof_draw.js), said in one plain French line.
+// The ticket's proof panel (game pages, history): for the player, one plain French sentence on
+// what the proof shows and a button that checks it in the page itself (proof_check.js,
+// WebCrypto only) once the ticket is finished, the verdict in plain words; for experts, folded
+// in one « Pour les experts »: the block's commitment, its number in the public log and its
+// fingerprint, each check one by one, the draw's numbers (proof_draw.js) and the commands that
+// check the proof offline. No command, log index or witness round in the plain part.
 import { api } from "./api.js";
+import { formatCount } from "./money.js";
 import { checkProof, ed25519Supported, fromHex } from "./proof_check.js";
 import { el, handleError } from "./ui.js";
 
@@ -35,6 +37,29 @@ const LEFT_OFFLINE = {
   "draw-link": "ce maillon est bien celui de la chaîne que l'opérateur a engagée avant la vente",
 };
 
+/** A drawn ticket's draw verdict in plain French (its numbers grouped the French way), and what
+ *  an expert should know beside it (the commands, the witness's round): {state, plain, expert}. */
+export function drawSentences(facts, draws = []) {
+  if (facts.verified === true) {
+    const late = facts.late ? " Le tirage a eu lieu un peu plus tard que prévu, sans effet sur le résultat." : "";
+    return {
+      state: "ok",
+      plain: `Tirage vérifié : votre ticket est le n°\u00a0${formatCount(facts.unit)} de son bloc, tiré au hasard après votre achat parmi les ${formatCount(facts.size - facts.n)} tickets encore invendus.${late}`,
+      expert: `Tiré par le tour n°\u00a0${formatCount(facts.round)} du témoin, publié après la vente${facts.late ? " (un tour plus tard que prévu : la vente n'avait pas encore été cosignée à temps)" : ""}. Qu'aucune autre vente n'ait reçu cette unité, une preuve seule ne peut le montrer : « grattage verify-ticket --log … --replay » et le moniteur du journal le vérifient.`,
+    };
+  }
+  if (facts.verified === null) {
+    const left = draws.filter((result) => result.skipped).map((result) => LEFT_OFFLINE[result.id]);
+    return {
+      state: "partial",
+      plain: `Tirage vérifié en partie : votre ticket est bien le n°\u00a0${formatCount(facts.unit)} que donne le tirage au sort ; le reste demande trop de calculs pour la page (voir « Pour les experts »).`,
+      expert: `Tour n°\u00a0${formatCount(facts.round)} du témoin. Reste à vérifier, avec « grattage verify-ticket », que ${left.join(" et que ")} (trop d'empreintes SHA-256 pour la page).`,
+    };
+  }
+  const first = draws.find((result) => result.ok === false);
+  return { state: "failed", plain: `Tirage non vérifié : ${first.detail}.`, expert: null };
+}
+
 const MARKS = { true: "✓", false: "✗", null: "–" };
 const STATES = { true: "ok", false: "failed", null: "skipped" };
 
@@ -54,8 +79,11 @@ function copyButton(value, label) {
 }
 
 export class ProofPanel {
-  constructor(root) {
+  /** ``standalone``: the page's one panel (its parts keep their ids); the history shows one
+   * panel per ticket, without ids (they would repeat). */
+  constructor(root, { standalone = true } = {}) {
     this.root = root;
+    this.idOf = (name) => (standalone ? name : null);
     this.ticket = null;
     this.receipt = null;
     this.proof = null;
@@ -93,31 +121,41 @@ export class ProofPanel {
   render(ticket, receipt, commitment) {
     const root = commitment?.root;
     const fileName = `ticket-${ticket.id}-preuve.json`;
-    this.verifyButton = el("button", { class: "btn small primary", type: "button", id: "verify-in-browser", text: "Vérifier dans le navigateur" });
+    this.verifyButton = el("button", { class: "btn small primary", type: "button", id: this.idOf("verify-in-browser"), text: "Vérifier dans le navigateur" });
     this.verifyButton.addEventListener("click", () => this.verify());
     this.downloadButton = el("button", { class: "btn small ghost", type: "button", text: "Télécharger la preuve" });
     this.downloadButton.addEventListener("click", () => this.download(fileName));
     this.hint = el("p", { class: "hint", text: "" });
     this.results = el("ul", { class: "proof-checks", "aria-live": "polite" });
+    this.expertNote = el("p", { class: "proof-expert-note", hidden: true });
+    this.drawFacts = el("div", { class: "draw-expert" });
     const expert = (term, value) => [el("dt", { text: term }), el("dd", {}, el("code", { text: String(value) }))];
     this.root.replaceChildren(
-      el("h2", { id: "proof-title", text: "D'où vient ce ticket" }),
-      el("p", { class: "proof-summary" },
-        `Ce ticket a été tiré d'un bloc scellé et publié avant sa vente : engagement n°\u00a0${receipt.commitment_index} du journal public`,
-        root ? ` (empreinte ` : "",
-        root ? el("code", { class: "fingerprint", title: root, text: short(root) }) : null,
-        root ? ")." : ".",
-        root ? " " : "",
-        root ? copyButton(root, "Copier l'empreinte complète de l'engagement") : null,
-        receipt.beacon
-          ? ` Son unité a été tirée après la vente, par le tour n°\u00a0${receipt.beacon.round} d'un témoin indépendant que personne ne connaissait au moment de l'achat.`
-          : "",
-      ),
+      el("h2", { id: this.idOf("proof-title"), text: "D'où vient ce ticket" }),
+      el("p", { class: "proof-lead", text: receipt.beacon
+        ? "Cette preuve montre que personne, pas même nous, ne pouvait choisir le résultat de votre ticket : il a été tiré au hasard après votre achat, parmi des tickets fixés et publiés à l'avance."
+        : "Cette preuve montre que le résultat de votre ticket était fixé et publié avant votre achat : personne, pas même nous, ne pouvait le changer ensuite." }),
+      el("p", { class: "proof-plain", text: "Le bouton ci-dessous la vérifie ici même, dans votre navigateur, sans rien installer." }),
       el("div", { class: "proof-actions" }, this.verifyButton, this.downloadButton),
       this.hint,
-      this.results,
       el("details", { class: "proof-expert" },
-        el("summary", { text: "Détails pour les experts" }),
+        el("summary", { text: "Pour les experts" }),
+        el("p", { class: "proof-commitment" },
+          `Ce ticket a été tiré d'un bloc scellé et publié avant sa vente : engagement n°\u00a0${receipt.commitment_index} du journal public`,
+          root ? " (empreinte " : "",
+          root ? el("code", { class: "fingerprint", title: root, text: short(root) }) : null,
+          root ? ")." : ".",
+          root ? " " : "",
+          root ? copyButton(root, "Copier l'empreinte complète de l'engagement") : null,
+          receipt.beacon
+            ? ` Son unité a été tirée après la vente, par le tour n°\u00a0${receipt.beacon.round} d'un témoin indépendant que personne ne connaissait au moment de l'achat.`
+            : "",
+        ),
+        this.expertNote,
+        el("h3", { class: "proof-expert-title", text: "Les vérifications une à une" }),
+        this.results,
+        this.drawFacts,
+        el("h3", { class: "proof-expert-title", text: "Le reçu" }),
         el("dl", {},
           ...expert("Bloc", receipt.block_id),
           ...(root ? expert("Racine de Merkle engagée", root) : []),
@@ -135,6 +173,8 @@ export class ProofPanel {
         ),
         el("p", { text: "Vérifiez la preuve hors ligne, contre la tête du journal publiée :" }),
         el("code", { class: "command", text: `grattage verify-ticket ${fileName} --log ${location.origin}` }),
+        el("p", { text: "Pour être sûr que tout le monde voit le même journal, comparez-le avec celui d'un observateur indépendant :" }),
+        el("code", { class: "monitor-command", text: "grattage monitor" }),
       ),
     );
     this.root.hidden = false;
@@ -163,35 +203,26 @@ export class ProofPanel {
     return proof;
   }
 
-  /** A drawn ticket's draw in one plain French line, its numbers folded away for experts. */
+  /** A drawn ticket's draw in one plain French line, its numbers and commands for experts. */
   showDraw(results, facts) {
     this.drawVerdict?.remove();
-    this.drawExpert?.remove();
     this.drawVerdict = null;
-    this.drawExpert = null;
+    this.expertNote.hidden = true;
+    this.expertNote.textContent = "";
+    this.drawFacts.replaceChildren();
     const draws = results.filter((result) => result.id.startsWith("draw-"));
     if (!draws.length) return;
-    let text;
-    let state;
-    if (facts.verified === true) {
-      const late = facts.late ? " (un tour plus tard que prévu : la vente n'avait pas encore été cosignée à temps)" : "";
-      text = `Tirage vérifié : votre ticket est l'unité n° ${facts.unit} du bloc, tirée au hasard parmi les ${facts.size - facts.n} unités encore invendues par le tour n° ${facts.round} du témoin, publié après votre achat${late}. Qu'aucune autre vente n'ait reçu cette unité, une preuve seule ne peut le montrer : « grattage verify-ticket --log … --replay » et le moniteur du journal le vérifient.`;
-      state = "ok";
-    } else if (facts.verified === null) {
-      const left = draws.filter((result) => result.skipped).map((result) => LEFT_OFFLINE[result.id]);
-      text = `Tirage vérifié en partie : votre ticket est bien l'unité n° ${facts.unit} que donnent le tour n° ${facts.round} du témoin et le maillon de l'opérateur ; reste à vérifier, avec « grattage verify-ticket », que ${left.join(" et que ")} (trop d'empreintes SHA-256 pour la page).`;
-      state = "partial";
-    } else {
-      const first = draws.find((result) => result.ok === false);
-      text = `Tirage non vérifié : ${first.detail}.`;
-      state = "failed";
-    }
-    this.drawVerdict = el("p", { class: `draw-verdict ${state}`, id: "draw-verdict", "data-state": state, text });
+    const { state, plain, expert: note } = drawSentences(facts, draws);
+    this.drawVerdict = el("p", { class: `draw-verdict ${state}`, id: this.idOf("draw-verdict"), "data-state": state, text: plain });
     this.hint.before(this.drawVerdict); // the draw's verdict first, then what it means for the whole
+    if (note) {
+      this.expertNote.textContent = note;
+      this.expertNote.hidden = false;
+    }
     if (facts.slot === undefined) return;
     const expert = (term, value) => [el("dt", { text: term }), el("dd", {}, el("code", { text: String(value) }))];
-    this.drawExpert = el("details", { class: "proof-expert draw-expert" },
-      el("summary", { text: "Détails du tirage pour les experts" }),
+    this.drawFacts.replaceChildren(
+      el("h3", { class: "proof-expert-title", text: "Le tirage" }),
       el("dl", {},
         ...expert("Valeur du tour w_r (témoin)", facts.roundValue),
         ...expert("Maillon d_{n+1} (opérateur)", facts.link),
@@ -202,7 +233,6 @@ export class ProofPanel {
         ...expert("Unité donnée par l'échange des cases n et j", facts.unit ?? "—"),
       ),
     );
-    this.results.after(this.drawExpert);
   }
 
   async download(fileName) {
@@ -230,7 +260,7 @@ export class ProofPanel {
       if (this.generation !== generation) return;
       if (!(await ed25519Supported(fromHex(logKey.public_key, 32)))) {
         this.hint.textContent = "Votre navigateur ne sait pas vérifier les signatures Ed25519 (WebCrypto) : "
-          + "téléchargez la preuve et vérifiez-la avec la commande des détails pour les experts.";
+          + "téléchargez la preuve ; « Pour les experts » dit comment la vérifier hors ligne.";
         return;
       }
       const drawFacts = {};
@@ -254,8 +284,8 @@ export class ProofPanel {
         ? "Au moins une vérification a échoué : conservez la preuve et contactez-nous."
         : skipped.length
           ? `Tout ce que votre navigateur a vérifié est correct, mais ${skipped.length} vérification${plural(skipped)} (marquée${plural(skipped)} –) demande${skipped.length > 1 ? "nt" : ""} trop de calculs pour la page : `
-            + "téléchargez la preuve et vérifiez-la avec la commande « grattage verify-ticket » des détails pour les experts."
-          : "Tout est vérifié, dans votre navigateur, par rapport à l’état du journal que ce site vous montre. Pour être sûr que tout le monde voit le même journal, comparez-le avec celui d’un observateur indépendant (commande « grattage monitor »).";
+            + "téléchargez la preuve ; « Pour les experts » dit comment la vérifier hors ligne."
+          : "Tout est vérifié, dans votre navigateur : ce ticket est bien celui qui était prévu, avec le gain prévu.";
     } catch (error) {
       this.hint.textContent = "";
       handleError(error);

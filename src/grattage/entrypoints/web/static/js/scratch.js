@@ -40,13 +40,19 @@ export class ScratchZone {
   /**
    * @param {HTMLElement} element the zone box; its `.zone-content` child receives the content
    * @param {object} options zoneId, label (spoken name), paint(ctx, w, h), onScratched(zone),
-   *   onActivity(), threshold (share of the coating to clear before asking to reveal)
+   *   onActivity(), threshold (share of the coating to clear before asking to reveal), round,
+   *   hitArea (the square a round zone sits in: see below)
    */
   constructor(element, {
     zoneId, label, paint, onScratched, onActivity = () => {}, threshold = 0.5, round = false,
+    hitArea = element,
   }) {
     this.element = element;
     this.round = round; // a disc: only the inscribed circle counts when measuring
+    // Where a scratch may start. A round zone's own box is clipped to its circle, for pointers
+    // too: a finger landing in the corner of its square would hit the ticket and scroll the
+    // page instead. So a round zone sits in a square `hitArea` that takes the pointer.
+    this.hitArea = hitArea;
     this.zoneId = zoneId;
     this.label = label;
     this.paint = paint;
@@ -76,11 +82,19 @@ export class ScratchZone {
     });
     this.resizeObserver.observe(element);
 
-    this.canvas.addEventListener("pointerdown", (event) => this.start(event));
-    this.canvas.addEventListener("pointermove", (event) => this.move(event));
-    this.canvas.addEventListener("pointerleave", () => { this.lastPoint = null; });
-    this.canvas.addEventListener("pointerup", () => this.end());
+    hitArea.classList.add("scratch-target");
+    hitArea.addEventListener("pointerdown", (event) => this.start(event));
+    hitArea.addEventListener("pointermove", (event) => this.move(event));
+    hitArea.addEventListener("pointerleave", () => { this.lastPoint = null; });
+    hitArea.addEventListener("pointerup", () => this.end());
     element.addEventListener("keydown", (event) => this.key(event));
+    this.showScratchable();
+  }
+
+  /** A finger on a zone scratches it only while there is something to scratch; elsewhere
+   * (locked, uncovered) it scrolls the page: games.css reads this class for `touch-action`. */
+  showScratchable() {
+    this.hitArea.classList.toggle("scratchable", this.scratchable);
   }
 
   repaint() {
@@ -95,6 +109,7 @@ export class ScratchZone {
     this.locked = locked;
     this.element.classList.toggle("locked", locked);
     this.element.setAttribute("aria-disabled", String(locked));
+    this.showScratchable();
     if (this.state === "covered") {
       this.element.setAttribute("aria-label", locked
         ? `${this.label} : verrouillé pour l'instant`
@@ -116,13 +131,15 @@ export class ScratchZone {
 
   start(event) {
     if (!this.scratchable) {
-      if (this.locked) this.refuse();
+      // A finger on a locked zone is scrolling the page (touch-action lets it): no shake.
+      if (this.locked && event.pointerType !== "touch") this.refuse();
       return;
     }
     event.preventDefault();
-    // Touch captures the pointer on the first canvas; release it so a finger can sweep across
-    // several zones in one gesture, as a mouse drag does.
-    if (this.canvas.hasPointerCapture?.(event.pointerId)) this.canvas.releasePointerCapture(event.pointerId);
+    // Touch captures the pointer on the element it landed on; release it so a finger can sweep
+    // across several zones in one gesture, as a mouse drag does.
+    const { target } = event;
+    if (target.hasPointerCapture?.(event.pointerId)) target.releasePointerCapture(event.pointerId);
     this.lastPoint = null;
     this.scratchTo(this.pointFrom(event));
   }
@@ -220,6 +237,7 @@ export class ScratchZone {
     this.state = "covered";
     this.touched = false;
     this.element.classList.remove("pending", "scratching");
+    this.showScratchable();
     this.repaint();
   }
 
@@ -245,6 +263,7 @@ export class ScratchZone {
     fillContent(this.element.querySelector(".zone-content"));
     this.element.classList.remove("pending", "scratching", "locked");
     this.element.classList.add("revealed");
+    this.showScratchable();
     this.element.removeAttribute("aria-disabled");
     // Stays focusable (focus must not jump away), now reading out what it shows.
     this.element.setAttribute("role", "group");
