@@ -1,7 +1,8 @@
 """Shared test configuration, and the one ``world`` fixture of the suite.
 
-In CI (``GRATTAGE_REQUIRE_POSTGRES`` / ``GRATTAGE_REQUIRE_BROWSER`` set) a test that would be
-skipped for want of PostgreSQL or Chromium fails instead, so a green run proves they ran.
+In CI (``GRATTAGE_REQUIRE_POSTGRES`` / ``_BROWSER`` / ``_CLUSTER`` set) a test that would be
+skipped for want of PostgreSQL, Chromium or the cluster's tools (tests/cluster/) fails
+instead, so a green run proves they ran.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 REQUIRED_SKIPS = {
     "postgres": "GRATTAGE_REQUIRE_POSTGRES",
     "browser": "GRATTAGE_REQUIRE_BROWSER",
+    "cluster": "GRATTAGE_REQUIRE_CLUSTER",
 }
 
 

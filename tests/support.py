@@ -87,7 +87,7 @@ def _migrated_sqlite_template() -> Path:
 
 NO_RATE_LIMITS = {
     f"{action}_rate_{who}": "1000000/second"
-    for action in ("log_in", "sign_up")
+    for action in ("log_in", "sign_up", "try_start")
     for who in ("per_client", "overall")
 }
 """Tests log in and sign up far more often than one client may; the rates have tests of

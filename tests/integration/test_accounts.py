@@ -33,7 +33,9 @@ def test_a_player_registers_logs_in_and_sees_an_empty_wallet(client: TestClient)
     assert set(response.json()) == {"token", "expires_at"}
     cookie = response.headers["set-cookie"]
     assert "grattage_session=" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie
-    assert client.get("/api/me").json() == {"email": "ana@example.org", "balance_cents": 0}
+    me = client.get("/api/me").json()
+    assert (me["email"], me["balance_cents"]) == ("ana@example.org", 0)
+    assert set(me) == {"email", "balance_cents", "session_started_at", "next_reality_check_at"}
 
 
 def test_a_script_uses_the_bearer_token_without_the_csrf_header(client: TestClient) -> None:

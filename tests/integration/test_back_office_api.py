@@ -24,6 +24,7 @@ SAMPLE_PATH_VALUES = {
     "chart": "payout",
     "fmt": "svg",
     "kind": "blocks",
+    "player_id": "1",
 }
 
 
@@ -158,16 +159,18 @@ def test_buying_from_a_suspended_game_says_it_is_suspended(
 
 
 def _ledger_sums(world: World) -> tuple[dict, dict]:
-    """Stakes, prizes, units and players per block and per day, straight from the entries."""
+    """Stakes, prizes, units and players per block and per day, straight from the movements'
+    legs on the players' accounts."""
     by_block: dict = defaultdict(lambda: [0, 0, 0, set()])
     by_day: dict = defaultdict(lambda: [0, 0, 0, set()])
     with world.platform.uow.read() as repos:
         rows = repos.blocks.db.execute(  # type: ignore[attr-defined]
             text(
-                "SELECT m.kind, m.player_id, m.created_at, t.block_id, e.amount_cents "
-                "FROM movements m JOIN entries e ON e.movement_id = m.id "
-                "JOIN accounts a ON a.id = e.account_id AND a.kind = 'player' "
-                "JOIN tickets t ON t.id = m.ticket_id"
+                "SELECT m.kind, m.player_id, m.created_at, t.block_id, "
+                "CASE WHEN a.id = m.to_account_id THEN m.amount_cents ELSE -m.amount_cents END "
+                "FROM movements m "
+                "JOIN accounts a ON a.id IN (m.from_account_id, m.to_account_id) "
+                "AND a.kind = 'player' JOIN tickets t ON t.id = m.ticket_id"
             )
         ).all()
     for kind, player, created, block, amount in rows:
@@ -279,21 +282,49 @@ def test_a_player_sets_limits_at_sign_up_and_sees_them(client: TestClient) -> No
     assert client.get("/api/me/activity", headers=bearer(token)).json()["totals"]["tickets"] == 0
 
 
-def test_a_self_excluded_player_cannot_buy_deposit_or_log_in(
+def test_a_purchase_refused_by_a_limit_says_which_what_is_left_and_when_it_resets(
+    world: World, client: TestClient
+) -> None:
+
+    from grattage.service.responsible import week_end, week_of
+
+    world.stock("cash")
+    token = player_token(world, client)
+    client.put("/api/me/limits", json={"stake_weekly_cents": 1_200}, headers=bearer(token))
+    buy = {"mode": "auto"}
+    for _ in range(2):
+        assert client.post("/api/games/cash/tickets", json=buy, headers=bearer(token)).is_success
+    refused = client.post("/api/games/cash/tickets", json=buy, headers=bearer(token))
+    zone = world.platform.policy.operator_time_zone
+    resets = week_end(week_of(world.platform.clock.now(), zone), zone)
+    assert (refused.status_code, refused.json()["error"]) == (409, "limit_reached")
+    assert refused.json()["details"] == {
+        "limit": "stake",
+        "limit_cents": 1_200,
+        "used_cents": 1_000,
+        "remaining_cents": 200,
+        "resets_at": resets.isoformat().replace("+00:00", "Z"),
+    }
+
+
+def test_a_self_excluded_player_is_logged_out_and_cannot_log_in_buy_or_deposit(
     world: World, client: TestClient
 ) -> None:
     world.stock("cash")
     token = player_token(world, client)
-    answer = client.post("/api/me/exclusion", json={"period": "30d"}, headers=bearer(token))
-    assert answer.status_code == 201 and answer.json()["excluded"]
-    buy = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=bearer(token))
-    assert (buy.status_code, buy.json()["error"]) == (403, "self_excluded")
-    deposit = client.post("/api/me/deposits", json={"amount_cents": 100}, headers=bearer(token))
-    assert deposit.status_code == 403
-    login = {"email": "player5000@example.org", "password": PASSWORD}
-    assert client.post("/api/sessions", json=login).status_code == 403
     bad = client.post("/api/me/exclusion", json={"period": "1h"}, headers=bearer(token))
     assert bad.status_code == 422
+    answer = client.post("/api/me/exclusion", json={"period": "30d"}, headers=bearer(token))
+    assert answer.status_code == 201 and answer.json()["excluded"]
+    # The exclusion ended the account's sessions: the token buys and deposits nothing more.
+    buy = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=bearer(token))
+    assert (buy.status_code, buy.json()["error"]) == (401, "unauthorized")
+    deposit = client.post("/api/me/deposits", json={"amount_cents": 100}, headers=bearer(token))
+    assert deposit.status_code == 401
+    login = {"email": "player5000@example.org", "password": PASSWORD}
+    refused = client.post("/api/sessions", json=login)
+    assert (refused.status_code, refused.json()["error"]) == (403, "self_excluded")
+    assert refused.json()["details"] == {"until": answer.json()["until"], "permanent": False}
 
 
 def test_the_operator_pages_are_served_at_admin_and_the_limits_page_at_its_path(
@@ -306,7 +337,7 @@ def test_the_operator_pages_are_served_at_admin_and_the_limits_page_at_its_path(
         page = pages.get("/admin/")
         assert page.status_code == 200 and "back-office" in page.text
         assert pages.get("/admin/admin.js").status_code == 200
-        assert "self-exclusion" in pages.get("/limits.html").text
+        assert "m'exclure du jeu" in pages.get("/limits.html").text
 
 
 def test_a_reality_check_rides_on_the_answers_once_an_hour_of_play_has_passed(
@@ -328,7 +359,30 @@ def test_a_reality_check_rides_on_the_answers_once_an_hour_of_play_has_passed(
     assert "reality_check" not in client.get("/api/me", headers=bearer(token)).json()
 
 
-def test_an_operator_is_locked_after_repeated_failed_log_ins_and_each_is_audited(
+def test_me_says_when_the_session_began_and_when_the_next_reality_check_is_due(
+    world: World, client: TestClient
+) -> None:
+    from datetime import datetime, timedelta
+
+    def moment(text: str) -> datetime:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    token = player_token(world, client)
+    me = client.get("/api/me", headers=bearer(token)).json()
+    started = moment(me["session_started_at"])
+    assert moment(me["next_reality_check_at"]) == started + timedelta(minutes=60)
+    world.clock.advance(30 * 60)  # a session idle an hour ends: look once on the way
+    assert "reality_check" not in client.get("/api/me", headers=bearer(token)).json()
+    world.clock.advance(31 * 60)
+    me = client.get("/api/me", headers=bearer(token)).json()
+    assert me["reality_check"]["minutes_played"] == 61
+    assert moment(me["next_reality_check_at"]) == started + timedelta(minutes=121)
+    me = client.get("/api/me", headers=bearer(token)).json()
+    assert "reality_check" not in me
+    assert moment(me["next_reality_check_at"]) == started + timedelta(minutes=121)
+
+
+def test_an_operator_is_locked_after_repeated_failed_log_ins_and_each_is_audited_with_why(
     world: World, client: TestClient
 ) -> None:
     operators.create(world.platform, OPERATOR, PASSWORD)
@@ -340,4 +394,6 @@ def test_an_operator_is_locked_after_repeated_failed_log_ins_and_each_is_audited
     world.clock.advance(world.settings.lockout_seconds + 1)
     admin = admin_log_in(client)
     entries = client.get("/api/admin/audit", headers=admin).json()["entries"]
-    assert [e["action"] for e in entries].count("operator.log_in_failed") == 5
+    failed = [e["details"] for e in entries if e["action"] == "operator.log_in_failed"]
+    assert [d["reason"] for d in reversed(failed)] == ["wrong_password"] * 5 + ["locked_out"]
+    assert {d["email"] for d in failed} == {OPERATOR}

@@ -6,11 +6,13 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 from typing import Any
 
 from grattage.errors import InsufficientBalance, SoldOut, Unavailable
 from grattage.service import tickets
 from grattage.service.emissions import list_blocks
+from grattage.service.scratch_activity import report_activity
 from support import World, bought
 
 
@@ -119,3 +121,62 @@ def test_a_ticket_finished_at_once_by_its_player_and_the_sweeper_is_credited_onc
     # The books reconcile at teardown: one prize movement per winning ticket.
     won = sum(tickets.get_ticket(world.platform, player, ticket.id).prize_cents for ticket in sold)
     assert world.balance(player) == won
+
+
+class TickingClock:
+    """Time as threads see it: each reading a millisecond after the one before, whichever
+    thread reads; each thread's last reading is kept (the moment its last call went by)."""
+
+    def __init__(self, start: datetime) -> None:
+        self._now = start
+        self._lock = threading.Lock()
+        self._seen = threading.local()
+
+    def now(self) -> datetime:
+        with self._lock:
+            self._now += timedelta(milliseconds=1)
+            moment = self._now
+        self._seen.moment = moment
+        return moment
+
+    def last_seen(self) -> datetime:
+        moment: datetime = self._seen.moment
+        return moment
+
+
+def test_scratching_reports_racing_the_sweeper_at_the_deadline_keep_what_they_moved(
+    world: World,
+) -> None:
+    """Every ticket reaches its inactivity deadline while its player's report and four
+    sweepers race: a ticket whose report was stored is never finished as idle, one finished
+    first is never moved by a report, and the prize is credited once (books at teardown)."""
+    world.stock("cash")
+    player = world.player(24 * 500)
+    sold = [bought(world, player, game_name="cash", mode="play")[0].id for _ in range(24)]
+    delay = world.platform.policy.inactivity_seconds
+    clock = TickingClock(world.clock.now() + timedelta(seconds=delay, milliseconds=-12))
+    world.platform.clock = clock
+    stored_at: dict[int, datetime] = {}
+
+    def play(index: int) -> Any:
+        if index >= len(sold):
+            for _ in range(15):
+                retried(lambda: tickets.sweep(world.platform))
+            return None
+        for _ in range(15):
+            if retried(lambda: report_activity(world.platform, player, sold[index])):
+                stored_at[sold[index]] = clock.last_seen()
+                return None
+        return None
+
+    race(len(sold) + 4, play)
+    tickets.sweep(world.platform)
+    with world.platform.uow.read() as repos:
+        after = {ticket_id: repos.tickets.get(ticket_id) for ticket_id in sold}
+    for ticket_id, ticket in after.items():
+        assert ticket is not None
+        if ticket_id in stored_at:  # kept: its delay runs from the report, 10 s of ticks away
+            assert (ticket.state, ticket.last_action_at) == ("playing", stored_at[ticket_id])
+        else:  # finished first, or reported too late: finished as idle, moved by nothing
+            assert (ticket.state, ticket.finished_by) == ("finished", "inactivity")
+            assert ticket.last_action_at == ticket.finished_at

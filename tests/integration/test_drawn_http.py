@@ -173,3 +173,47 @@ def test_the_log_publishes_the_draw_margin_a_monitor_checks_rounds_with(
     answer = client.get("/api/log/draw-rule")
     assert answer.status_code == 200
     assert answer.json() == {"draw_margin_ms": world.platform.policy.draw_margin_ms}
+
+
+def test_a_long_poll_reads_the_whole_ticket_only_once_it_is_drawn(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each poll read the whole ticket, its receipt from the log and the player's overdue
+    # tickets: on PostgreSQL a quarter of a worker's time under the bench. A ticket that stays
+    # covered (a drawer holds the lease but does not draw) is looked at, not read, each time.
+    from grattage.entrypoints.http import draw_wait
+    from grattage.service import tickets
+
+    world.stock("cash")
+    world.player(5000, email="polled@example.org")
+    app = create_app(
+        world.settings.model_copy(update={"run_drawer": False}),
+        platform=world.platform,
+        mount_web=False,
+    )
+    whole_reads: list[int] = []
+    looks: list[int] = []
+    read_whole, look = tickets.get_ticket, tickets.still_covered
+
+    def counted_read(*args: object) -> object:
+        whole_reads.append(1)
+        return read_whole(*args)  # type: ignore[arg-type]
+
+    def counted_look(*args: object) -> bool:
+        looks.append(1)
+        return look(*args)  # type: ignore[arg-type]
+
+    with TestClient(app) as client:
+        client.post("/api/sessions", json={"email": "polled@example.org", "password": PASSWORD})
+        with world.platform.uow.write() as repos:  # a drawer that holds the lease, asleep
+            repos.draws.take_lease("a drawer that never draws", 2**61, 2**62)
+        world.platform.drawer_seen.forget()
+        ticket = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+        assert ticket.status_code == 201, ticket.json()
+        monkeypatch.setattr(draw_wait, "LONGEST_WAIT_SECONDS", 0.5)
+        monkeypatch.setattr(tickets, "get_ticket", counted_read)
+        monkeypatch.setattr(tickets, "still_covered", counted_look)
+        waited = client.get(f"/api/tickets/{ticket.json()['id']}?wait=1")
+    assert waited.status_code == 200 and waited.json()["state"] == "covered"
+    assert len(looks) >= 5  # looked at every 20 ms through the rest of the wait
+    assert len(whole_reads) == 1  # the route's own first read, and no other

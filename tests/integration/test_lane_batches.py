@@ -13,11 +13,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
 
 from grattage.adapters.lane_batch import LaneBatch
-from grattage.errors import InsufficientBalance, Unavailable, WalletBusy
+from grattage.errors import InsufficientBalance, OutcomeUnknown, Unavailable, WalletBusy
 from grattage.service import tickets
 from grattage.service.reconcile import reconcile
 from support import World, make_world
@@ -81,6 +83,34 @@ def test_a_batch_whose_commit_fails_keeps_none_of_its_purchases(world: World) ->
         batch.commit()
     assert _sold(world, "cash") == 0
     assert world.balance(player) == before
+    _assert_books_balance(world)
+
+
+def test_a_batch_whose_commit_answer_is_lost_says_its_outcome_is_unknown(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server committed, the link died before its answer (a cut cable, issue 17's
+    cluster): "nothing was kept" would be a lie, so the batch says the outcome is unknown."""
+    player = world.player(5_000)
+    batch = _open(world, "cash")
+    batch.run(_buy(world, player, "cash"))
+    transaction = batch._transaction
+    kind = type(transaction)
+    real_commit = kind.commit  # the class's: a transaction has slots, no attributes of its own
+
+    def committed_then_cut_off(self: Any) -> None:
+        real_commit(self)
+        if self is transaction:
+            lost = psycopg.OperationalError("server closed the connection unexpectedly")
+            raise OperationalError("COMMIT", {}, lost, connection_invalidated=True)
+
+    monkeypatch.setattr(kind, "commit", committed_then_cut_off)
+    try:
+        with pytest.raises(OutcomeUnknown):
+            batch.commit()
+    finally:
+        monkeypatch.undo()
+    assert _sold(world, "cash") == 1  # kept: a retry with the same key answers it
     _assert_books_balance(world)
 
 

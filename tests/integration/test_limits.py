@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -279,3 +281,25 @@ def test_every_postgres_connection_carries_the_three_time_limits(world: World) -
         search_path = db.exec_driver_sql("SHOW search_path").scalar_one()
     assert shown == ["2s", "5s", "30s"]
     assert search_path.startswith("grattage_test_")  # the URL's own options are kept
+
+
+def test_every_postgres_connection_gives_up_on_a_silent_peer_on_both_ends(world: World) -> None:
+    """A cut link fails a request within the TCP limit, not the kernel's 15 minutes of
+    retransmissions, and ends the server's backend (its row locks) as soon."""
+    if world.settings.database_url.startswith("sqlite"):
+        pytest.skip("PostgreSQL's settings")
+    with world.platform.uow.read() as repos:
+        db = repos.connection  # type: ignore[attr-defined]
+        server = [
+            db.exec_driver_sql(f"SHOW {name}").scalar_one()
+            for name in ("tcp_user_timeout", "tcp_keepalives_idle", "tcp_keepalives_interval")
+        ]
+        fd = db.connection.dbapi_connection.pgconn.socket
+        with socket.socket(fileno=os.dup(fd)) as client:  # a copy: closing it leaves libpq's
+            user_timeout = client.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)
+            keepalive = client.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+            idle = client.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE)
+        timeout = db.connection.dbapi_connection.info.get_parameters().get("connect_timeout")
+    assert server == ["5000", "3", "1"]  # milliseconds, seconds, seconds
+    assert (user_timeout, keepalive, idle) == (5000, 1, 3)
+    assert timeout == "3"

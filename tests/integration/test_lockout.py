@@ -4,6 +4,7 @@ are rate-limited. SQLite and PostgreSQL, real threads."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +15,7 @@ from fastapi.testclient import TestClient
 from grattage.entrypoints.http import create_app
 from grattage.errors import AccountLocked, GrattageError, Unauthorized
 from grattage.service import accounts, operators
-from grattage.service.ports import PasswordHasher
+from grattage.service.tool_ports import PasswordHasher
 from support import PASSWORD, World
 
 WRONG = "not the password"
@@ -211,8 +212,13 @@ def test_operators_answer_alike_for_an_unknown_address_and_record_each_failed_ch
     assert answers["boss@example.org"] == answers["nobody@example.org"]
     with world.platform.uow.read() as repos:
         entries = repos.audit_log.latest(100)  # type: ignore[attr-defined]
-    failed = [e for e in entries if e.action == "operator.log_in_failed"]
-    assert len(failed) == 2 * world.platform.policy.lockout_threshold
+    failed = [json.loads(e.details) for e in entries if e.action == "operator.log_in_failed"]
+    checks = [d for d in failed if d["reason"] != "locked_out"]
+    assert len(checks) == 2 * world.platform.policy.lockout_threshold
+    assert [d["email"] for d in failed if d["reason"] == "locked_out"] == [
+        "nobody@example.org",  # newest first: the first refusal of each lock-out, once
+        "boss@example.org",
+    ]
 
 
 @pytest.fixture

@@ -142,3 +142,47 @@ print(failures)
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     ).stdout
     assert shown.strip() == "[]"
+
+
+def _texts(svg: bytes) -> list[str]:
+    """The words an SVG chart shows (its text is kept as text, not drawn as paths)."""
+    root = ElementTree.fromstring(svg)
+    return ["".join(node.itertext()) for node in root.iter() if node.tag.endswith("text")]
+
+
+def test_the_payout_chart_is_french_and_zoomed_to_the_units_sold_of_a_full_block() -> None:
+    """27 units sold of 12 000 000: the x axis spans about 30 units, not the block (where
+    the line would be a dot), labelled in French, with no scientific notation."""
+    points = tuple(
+        PayoutPoint(n, Fraction(4, 3) if n == 9 else Fraction(1, 3)) for n in range(1, 28)
+    )
+    series = PayoutSeries(3, "cash", 12_000_000, points, Fraction(3, 4))
+    texts = _texts(MatplotlibCharts().payout(series, "svg"))
+    ticks = [int(t.replace("\u202f", "")) for t in texts if t.replace("\u202f", "").isdigit()]
+    assert max(ticks) == 30
+    assert "tickets vendus (sur 12\u202f000\u202f000)" in texts
+    assert "Bloc 3 (cash)\u00a0: taux de retour" in texts
+    assert "table (75\u00a0%)" in texts
+    assert any(t.endswith("\u00a0%") for t in texts if t != "table (75\u00a0%)")
+    assert not any("e+" in t or "1e" in t or "." in t for t in texts)
+
+
+def test_the_tiers_chart_counts_a_full_block_in_french_thousands_not_powers_of_ten() -> None:
+    bars = (
+        TierBar(50_000_000, 3, Fraction(3 * 27, 12_000_000), 0),
+        TierBar(500, 1_200_000, Fraction(1_200_000 * 27, 12_000_000), 1),
+    )
+    texts = _texts(MatplotlibCharts().tiers(TierSeries(3, "cash", bars), "svg"))
+    assert "1\u202f000\u202f000" in texts and "10\u202f000" in texts
+    assert "500\u202f000\u00a0€" in texts and "5\u00a0€" in texts
+    assert {"table (bloc entier)", "attendus à ce stade", "payés"} <= set(texts)
+    assert not any("10^" in t or "e+" in t or "$" in t for t in texts)
+
+
+def test_the_payout_series_is_in_sale_order_over_the_units_sold(world: World) -> None:
+    world.stock("cash")
+    player = world.player(10_000)
+    for _ in range(7):
+        bought(world, player, game_name="cash", mode="auto")
+    series = back_office.payout_series(world.platform, 1)
+    assert [point.units_sold for point in series.points] == [1, 2, 3, 4, 5, 6, 7]

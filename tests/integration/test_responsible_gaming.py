@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from grattage.errors import InvalidInput, LimitReached, SelfExcluded
-from grattage.service import accounts, responsible
+from grattage.service import accounts, reality_checks, responsible
 from grattage.service.records import TicketView
 from integration.test_concurrency import race
 from support import PASSWORD, World, bought, person_named_after
@@ -79,6 +79,23 @@ def test_a_raise_refused_until_the_cooling_off_then_allowed(world: World) -> Non
     buy(world, player)  # a new week and the raise in force
 
 
+def test_a_week_of_limits_ends_on_monday_at_midnight_in_paris_not_in_utc(world: World) -> None:
+    world.stock("cash")
+    player = world.player(5_000)
+    start = world.clock.now()
+    assert start == datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
+    responsible.set_limits(world.platform, player, stake_cents=500)
+    buy(world, player)
+    sunday_before_midnight_in_paris = datetime(2026, 12, 6, 22, 59, 59, tzinfo=UTC)  # CET
+    world.clock.advance((sunday_before_midnight_in_paris - start).total_seconds())
+    with pytest.raises(LimitReached) as refused:
+        buy(world, player)
+    assert refused.value.details["resets_at"] == "2026-12-06T23:00:00Z"
+    world.clock.advance(1)  # Monday 00:00 in Paris, still Sunday in UTC: a new week
+    buy(world, player)
+    assert responsible.limits(world.platform, player).week_start == date(2026, 12, 7)
+
+
 def test_limits_beyond_the_maximum_are_refused(world: World) -> None:
     player = world.player()
     with pytest.raises(InvalidInput, match="weekly stake limit"):
@@ -127,6 +144,17 @@ def test_self_exclusion_blocks_the_next_purchase_deposit_and_log_in(world: World
     buy(world, player)
 
 
+def test_a_self_excluded_player_may_lower_a_limit_but_not_ask_for_a_raise(world: World) -> None:
+    player = world.player()
+    responsible.set_limits(world.platform, player, stake_cents=5_000)
+    responsible.exclude(world.platform, player, "7d")
+    with pytest.raises(SelfExcluded):
+        responsible.set_limits(world.platform, player, stake_cents=90_000)
+    assert responsible.limits(world.platform, player).stake.pending is None
+    lowered = responsible.set_limits(world.platform, player, stake_cents=1_000)
+    assert lowered.stake.weekly_limit_cents == 1_000
+
+
 def test_a_self_exclusion_cannot_be_shortened(world: World) -> None:
     player = world.player()
     responsible.exclude(world.platform, player, "30d")
@@ -149,13 +177,13 @@ def test_a_reality_check_comes_every_n_minutes_with_time_played_and_net_spend(
     session = accounts.log_in(world.platform, "rc@example.org", PASSWORD)
     caller = accounts.authenticate(world.platform, session.token)
     ticket = buy(world, player)
-    assert responsible.reality_check(world.platform, caller) is None
+    assert reality_checks.reality_check(world.platform, caller) is None
     world.clock.advance(60 * 60)
-    check = responsible.reality_check(world.platform, caller)
+    check = reality_checks.reality_check(world.platform, caller)
     assert check is not None
     assert check.minutes_played == 60
     assert check.net_spend_cents == 500 - ticket.prize_cents
-    assert responsible.reality_check(world.platform, caller) is None
+    assert reality_checks.reality_check(world.platform, caller) is None
 
 
 def test_players_see_their_history_of_the_last_three_months(world: World) -> None:
@@ -168,3 +196,14 @@ def test_players_see_their_history_of_the_last_three_months(world: World) -> Non
     assert seen.totals.deposits_cents == 3_000
     assert seen.totals.tickets == 2
     assert len(seen.days) == 2
+
+
+def test_the_history_counts_days_from_midnight_in_paris(world: World) -> None:
+    start = world.clock.now()
+    player = world.player()
+    late_sunday_in_utc = datetime(2026, 12, 6, 23, 30, tzinfo=UTC)  # Monday 00:30 in Paris
+    world.clock.advance((late_sunday_in_utc - start).total_seconds())
+    accounts.deposit(world.platform, player, 1_000)
+    seen = responsible.activity(world.platform, player, days=1)
+    assert (seen.since, seen.until) == (date(2026, 12, 7), date(2026, 12, 7))
+    assert [(day.day, day.deposits_cents) for day in seen.days] == [(date(2026, 12, 7), 1_000)]

@@ -176,7 +176,10 @@ def test_a_responsible_gaming_check_can_refuse_a_stake_before_any_debit(world: W
     def one_ticket_a_day(repos: object, player_id: int, game: str, stake: int, now: object) -> None:
         seen.append((player_id, game, stake))
         if len(seen) > 1:
-            raise LimitReached("one ticket a day")
+            raise LimitReached(
+                "one ticket a day",
+                limit="stake", limit_cents=stake, used_cents=stake, resets_at="2026-12-07T00:00:00Z",
+            )  # fmt: skip
 
     world.platform.stake_checks.append(one_ticket_a_day)
     bought(world, player, game_name="cash", mode="auto")

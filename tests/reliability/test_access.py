@@ -129,6 +129,7 @@ def test_another_players_ticket_proof_and_history_are_not_found(
         ("GET", f"/api/tickets/{finished['id']}/proof", None),
         ("POST", f"/api/tickets/{playing['id']}/reveal", {"all": True}),
         ("POST", f"/api/tickets/{playing['id']}/reveal", {"zones": ["your_numbers/0"]}),
+        ("POST", f"/api/tickets/{playing['id']}/activity", None),
     ]
     for method, path, body in probes:
         answer = client.request(method, path, json=body, headers=bob)
@@ -153,6 +154,7 @@ def test_cookie_writes_need_the_csrf_header(client: TestClient, world: World) ->
     writes = [
         ("POST", "/api/games/cash/tickets", {"mode": "auto"}),
         ("POST", f"/api/tickets/{bought['id']}/reveal", {"all": True}),
+        ("POST", f"/api/tickets/{bought['id']}/activity", None),
         ("POST", "/api/me/deposits", {"amount_cents": 100}),
         ("DELETE", "/api/sessions", None),
     ]

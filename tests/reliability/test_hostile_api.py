@@ -135,14 +135,16 @@ def _deposited(world: World, player: int) -> int:
     from sqlalchemy import func, select
 
     from grattage.adapters.tables import accounts as accounts_table
-    from grattage.adapters.tables import entries, movements
+    from grattage.adapters.tables import movements
 
     with world.platform.uow.read() as repos:
         db = repos.connection  # type: ignore[attr-defined]
         return int(
             db.execute(
-                select(func.coalesce(func.sum(entries.c.amount_cents), 0))
-                .select_from(entries.join(movements).join(accounts_table))
+                select(func.coalesce(func.sum(movements.c.amount_cents), 0))
+                .select_from(
+                    movements.join(accounts_table, accounts_table.c.id == movements.c.to_account_id)
+                )
                 .where(movements.c.kind == "deposit", accounts_table.c.player_id == player)
             ).scalar_one()
         )

@@ -13,6 +13,7 @@ side and an amount drawn uniformly among the table's, through the ``rng`` passed
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ class PileOuFace(Game):
     base_block_size = 20
     allows_block_multiples = True
     rules_version = "pile_ou_face/test/design-v1"
+    regulation_date = date(2026, 1, 1)
     choices = SIDES
     zones = ("amount", "coin")
 

@@ -8,12 +8,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from playwright.sync_api import expect
+
 from grattage.games.money import format_euros
 from support import person_named_after
 
 CSRF = {"X-Grattage-CSRF": "1"}
 PASSWORD = "correct horse battery staple"
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
+CASH_ZONES = 25
+ASTRO_ZONES = 7
+WAIT_MS = 30_000
 
 
 class PageTrouble:
@@ -105,6 +110,11 @@ def scratch(page: Any, zone: Any, rows: int = 6) -> None:
     canvas.evaluate("element => element.scrollIntoView({block: 'center', behavior: 'instant'})")
     box = canvas.bounding_box()
     assert box is not None, "the zone has no scratch layer to scratch"
+    zigzag(page, box, rows)
+
+
+def zigzag(page: Any, box: dict[str, float], rows: int = 6) -> None:
+    """Press in ``box``'s corner, zigzag across it row by row, release."""
     left, top, width, height = box["x"], box["y"], box["width"], box["height"]
     page.mouse.move(left + 2, top + 2)
     page.mouse.down()
@@ -116,6 +126,19 @@ def scratch(page: Any, zone: Any, rows: int = 6) -> None:
     page.mouse.up()
 
 
+def route_prize(page: Any, prize_cents: int, game: str = "cash") -> None:
+    """The server's real tickets, but each purchase's answer says it won ``prize_cents``: a
+    big win on demand (the test tables have none), for the page's celebration only."""
+
+    def answer(route: Any) -> None:
+        response = route.fetch()
+        ticket = response.json()
+        ticket["prize_cents"] = prize_cents
+        route.fulfill(response=response, json=ticket)
+
+    page.route(f"**/api/games/{game}/tickets", answer)
+
+
 def ticket_id_on(page: Any) -> int:
     # Locator waits, not wait_for_function: the pages' CSP forbids eval (no 'unsafe-eval').
     from playwright.sync_api import expect
@@ -125,17 +148,19 @@ def ticket_id_on(page: Any) -> int:
 
 
 def wait_for_result(page: Any, timeout: float = 15_000) -> int:
-    """Wait for the result message to appear by itself; return the prize it states (cents)."""
-    page.wait_for_selector("#result[data-prize-cents]", timeout=timeout)
+    """Wait for the result message to appear by itself, its count-up over (a win's amount counts
+    up, celebration.js); return the prize it states (cents)."""
+    page.wait_for_selector("#result[data-prize-cents]:not([data-counting])", timeout=timeout)
     return int(page.locator("#result").get_attribute("data-prize-cents") or "-1")
 
 
-def screenshot(page: Any, name: str) -> Path:
-    """Save a full-page screenshot under ``test-artifacts/`` (gitignored) for a human to look at."""
+def screenshot(page: Any, name: str, full_page: bool = True) -> Path:
+    """Save a screenshot under ``test-artifacts/`` (gitignored) for a human to look at: the whole
+    page, or (``full_page=False``) the window as the player sees it."""
     ARTIFACTS.mkdir(exist_ok=True)
     page.wait_for_timeout(600)  # let the reveal and message animations end
     path = ARTIFACTS / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     return path
 
 
@@ -160,3 +185,43 @@ def scratch_by_touch(page: Any, zone: Any, rows: int = 6) -> None:
             touch("touchMove", x, y)
     touch("touchEnd", 0, 0)
     devtools.detach()
+
+
+def scratch_astro_discs_and_gain(page: Any) -> None:
+    """The five discs scratched by pointer, then the gain by keyboard (Enter/Space reveals
+    the focused zone): everything but the banner, which unlocks only then."""
+    for index in range(5):
+        disc = page.locator(f"[data-zone='symbols/{index}']")
+        scratch(page, disc)
+        disc.locator("svg").wait_for()
+    gain = page.locator("[data-zone=gain]")
+    gain.focus()
+    page.keyboard.press("Space")
+    gain.locator(".gain-amount").wait_for()
+
+
+def scratch_the_whole_astro_ticket(page: Any) -> int:
+    """What its regulation asks in « Jouer »: the five discs, the gain, then the banner, each
+    by hand (Astro offers no « Tout découvrir »). The prize the result states."""
+    scratch_astro_discs_and_gain(page)
+    banner = page.locator("[data-zone=banner]")
+    expect(banner).not_to_have_class(re.compile(r"(^|\s)locked(\s|$)"), timeout=WAIT_MS)
+    scratch(page, banner)
+    return wait_for_result(page)
+
+
+EXPERT_WORDS = re.compile(
+    r"grattage |--|engagement|journal|témoin|tour n°|unité|empreinte|SHA|Merkle|\d{4,}"
+)
+"""What the plain part of a proof panel never says: commands, the log's and the draw's jargon,
+a number of four digits or more without its French grouping (« 9 466 933 »)."""
+
+
+def plain_part(panel: Any) -> str:
+    """The proof panel's text a player reads without opening « Pour les experts »."""
+    return str(
+        panel.evaluate(
+            "p => { const c = p.cloneNode(true);"
+            " c.querySelectorAll('details').forEach(d => d.remove()); return c.textContent; }"
+        )
+    )

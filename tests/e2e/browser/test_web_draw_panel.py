@@ -11,7 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from browser_helpers import api_get, player_with_balance, screenshot, ticket_id_on, wait_for_result
+from browser_helpers import (
+    EXPERT_WORDS,
+    api_get,
+    plain_part,
+    player_with_balance,
+    screenshot,
+    ticket_id_on,
+    wait_for_result,
+)
 from playwright.sync_api import Route, expect
 
 from drawn_forgeries import FORGERIES, drawn_log, log_key
@@ -69,18 +77,22 @@ def test_a_drawn_ticket_s_draw_is_recomputed_in_the_browser_and_said_in_french(
     verdict = panel.locator("#draw-verdict")
     expect(verdict).to_have_attribute("data-state", "ok")
     expect(verdict).to_contain_text(
-        f"Tirage vérifié : votre ticket est l'unité n° {unit} du bloc, tirée au hasard parmi "
-        f"les {size - n} unités encore invendues par le tour n° {drawn['beacon']['round']} du "
-        "témoin, publié après votre achat"
+        f"Tirage vérifié : votre ticket est le n° {unit} de son bloc, tiré au hasard après "
+        f"votre achat parmi les {size - n} tickets encore invendus."
     )
+    assert EXPERT_WORDS.search(plain_part(panel)) is None, plain_part(panel)
+    fold = panel.locator(".proof-expert")
+    note = fold.locator(".proof-expert-note")
+    expect(note).to_be_hidden()  # for experts: the witness's round, the commands
+    fold.locator("summary").click()
+    expect(note).to_contain_text(f"tour n° {drawn['beacon']['round']} du témoin")
     # what one proof cannot show is said, not implied (the outsider's unit sold twice)
-    expect(verdict).to_contain_text("Qu'aucune autre vente n'ait reçu cette unité")
+    expect(note).to_contain_text("Qu'aucune autre vente n'ait reçu cette unité")
     expect(panel.locator(".proof-checks li[data-check='draw-slot'] .check-detail")).to_have_text(
         f"case {drawn['slot']} tirée parmi les cases {n} à {size - 1}"
     )
     expert = panel.locator(".draw-expert")
-    expect(expert.locator("dl")).to_be_hidden()  # the numbers are folded away
-    expert.locator("summary").click()
+    expect(expert.locator("dl")).to_be_visible()  # in the fold, opened above
     expect(expert).to_contain_text(drawn["link"])
     expect(expert).to_contain_text(str(drawn["slot"]))
     expect(panel.locator(".hint")).to_contain_text("Tout est vérifié")
@@ -192,10 +204,11 @@ def test_a_walk_too_long_for_the_page_is_said_not_checked_and_left_to_verify_tic
     expect(panel).to_have_attribute("data-verified", "partial")
     expect(panel.locator("#draw-verdict")).to_have_attribute("data-state", "partial")
     expect(panel.locator("#draw-verdict")).to_contain_text(
-        "Tirage vérifié en partie : votre ticket est bien l'unité n° "
+        "Tirage vérifié en partie : votre ticket est bien le n° "
     )
-    expect(panel.locator("#draw-verdict")).to_contain_text(
-        "reste à vérifier, avec « grattage verify-ticket », que ce tour descend bien de la "
+    assert EXPERT_WORDS.search(plain_part(panel)) is None, plain_part(panel)
+    expect(panel.locator(".proof-expert-note")).to_contain_text(
+        "Reste à vérifier, avec « grattage verify-ticket », que ce tour descend bien de la "
         "chaîne que le témoin a publiée d'avance et que ce maillon est bien celui de la chaîne "
         "que l'opérateur a engagée avant la vente"
     )
@@ -205,7 +218,7 @@ def test_a_walk_too_long_for_the_page_is_said_not_checked_and_left_to_verify_tic
     )
     hint = panel.locator(".hint")
     expect(hint).to_contain_text("2 vérifications (marquées –) demandent trop de calculs")
-    expect(hint).to_contain_text("grattage verify-ticket")
+    expect(hint).to_contain_text("« Pour les experts » dit comment la vérifier hors ligne")
     expect(hint).not_to_contain_text("Tout est vérifié")
     panel.scroll_into_view_if_needed()
     screenshot(page, "draw_panel_partial_360x740")

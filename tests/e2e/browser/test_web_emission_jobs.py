@@ -48,7 +48,7 @@ def log_in(page: Any, operator: str) -> None:
     page.goto("/admin/")
     page.locator("#login-form input[name=email]").fill(operator)
     page.locator("#login-form input[name=password]").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("button", name="Se connecter").click()
     expect(page.locator("#who-email")).to_have_text(operator)
 
 
@@ -57,7 +57,7 @@ def create(page: Any, blocks: int, table: Path) -> None:
     form.locator("select[name=game]").select_option("cash")
     form.locator("input[name=blocks]").fill(str(blocks))
     form.locator("input[name=table]").set_input_files(str(table))
-    form.get_by_role("button", name="Create").click()
+    form.get_by_role("button", name="Créer").click()
 
 
 def test_the_back_office_follows_an_emission_job_and_lists_its_blocks_once_sealed(
@@ -89,14 +89,18 @@ def test_the_back_office_follows_an_emission_job_and_lists_its_blocks_once_seale
     # A quiet machine makes a small block in moments: any stage of either block may be the one
     # the page shows first (CI once saw "committing to block 1" already gone).
     expect(status).to_have_text(
-        re.compile(r"^Emission job \d+: .+ block [12] of 2( \(\d+ %\))?…$"), timeout=60_000
+        re.compile(r"^Tâche d'émission \d+\u00a0: .+ bloc [12] sur 2( \(\d+\u00a0%\))?…$"),
+        timeout=60_000,
     )
     expect(page.locator("#emission-job-progress")).to_be_visible()
     expect(page.locator("#emission-form button")).to_be_disabled()
     screenshot(page, "back_office_emission_job_running")
     flash = page.locator("#flash")
     expect(flash).to_have_text(
-        re.compile(r"^Emission \d+: blocks #\d+, #\d+ created; opened none\.$"), timeout=120_000
+        re.compile(
+            r"^Émission \d+\u00a0: blocs n° \d+, n° \d+ créés\u202f; mis en vente\u00a0: aucun\.$"
+        ),
+        timeout=120_000,
     )
     expect(flash).to_have_class("ok")
     expect(page.locator("#emission-job")).to_be_hidden()
@@ -105,7 +109,7 @@ def test_the_back_office_follows_an_emission_job_and_lists_its_blocks_once_seale
     assert len(made) == 2
     for block_id in made:
         row = page.locator("#blocks-rows").get_by_role("row", name=re.compile(rf"^#{block_id} "))
-        expect(row).to_contain_text("pending")
+        expect(row).to_contain_text("en attente")
     screenshot(page, "back_office_emission_job_done")
 
 
@@ -134,8 +138,8 @@ def test_the_back_office_shows_a_failed_emission_job_and_that_it_stored_no_block
     flash = page.locator("#flash")
     expect(flash).to_have_text(
         re.compile(
-            r"^Emission job \d+ failed \(committing to block 1 of 1\): internal error \(OSError\); "
-            r"the server log has the details\. No block was stored\.$"
+            r"^La tâche d'émission \d+ a échoué \(engagement du bloc 1 sur 1\)\u00a0: le journal "
+            r"du serveur en donne la raison\. Aucun bloc n'a été stocké\.$"
         ),
         timeout=60_000,
     )

@@ -65,23 +65,29 @@ def test_each_card_says_how_many_top_prizes_are_left_with_french_typography(
     page = new_page(live_server.url)
     player_with_balance(page, 1000)
 
-    def cash_top_prizes_gone(route: Any) -> None:
+    # The live block's own count depends on what earlier tests sold (its top prize may be
+    # gone already), so the page is given chosen counts: two left, then none.
+    top_prizes_left = {"count": 2}
+
+    def cash_with_chosen_top_prizes(route: Any) -> None:
         answer = route.fetch()
         listed = answer.json()
         for game in listed["games"]:
             if game["name"] == "astro":
                 game["top_prizes_remaining"] = None  # no block open
             else:
-                game["top_prizes_remaining"]["count"] = 0
+                game["top_prizes_remaining"]["count"] = top_prizes_left["count"]
         route.fulfill(response=answer, body=json.dumps(listed))
 
-    page.goto("/")
-    games = page.context.request.get("/api/games").json()["games"]
+    page.route("**/api/games", cash_with_chosen_top_prizes)
+    with page.expect_response(lambda answer: answer.url.endswith("/api/games")) as listed:
+        page.goto("/")
+    games = listed.value.json()["games"]
     cash = next(game for game in games if game["name"] == "cash")
     top = cash["top_prizes_remaining"]
     line = page.locator(".game-card[data-game=cash] .prizes-remaining")
     expect(line).to_have_text(
-        f"Gros lots restants\u00a0: {top['count']}\u00a0×\u00a0{_lobby_euros(top['prize_cents'])}"
+        f"Gros lots restants\u00a0: 2\u00a0×\u00a0{_lobby_euros(top['prize_cents'])}"
     )
     for size, name in (
         ((360, 740), "lobby_prizes_remaining_360"),
@@ -89,7 +95,7 @@ def test_each_card_says_how_many_top_prizes_are_left_with_french_typography(
     ):
         page.set_viewport_size({"width": size[0], "height": size[1]})
         screenshot(page, name)
-    page.route("**/api/games", cash_top_prizes_gone)
+    top_prizes_left["count"] = 0
     page.reload()
     expect(line).to_have_text(
         f"Gros lots restants\u00a0: aucun lot de {_lobby_euros(top['prize_cents'])}"

@@ -9,7 +9,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from browser_helpers import api_get, player_with_balance, screenshot, ticket_id_on, wait_for_result
+from browser_helpers import (
+    EXPERT_WORDS,
+    api_get,
+    plain_part,
+    player_with_balance,
+    screenshot,
+    ticket_id_on,
+    wait_for_result,
+)
 from playwright.sync_api import Route, expect
 
 pytestmark = pytest.mark.browser
@@ -60,27 +68,33 @@ def test_the_proof_panel_names_the_logged_commitment_and_checks_every_step_in_th
 
     panel = page.locator("#proof-panel")
     expect(panel).to_be_visible()
-    summary = panel.locator(".proof-summary")
-    expect(summary).to_contain_text(
+    # For the player: what the proof shows, in plain French; the log's words for experts.
+    expect(panel.locator(".proof-lead")).to_contain_text("personne, pas même nous")
+    assert EXPERT_WORDS.search(plain_part(panel)) is None, plain_part(panel)
+    fold = panel.locator(".proof-expert")
+    expect(fold.locator("summary")).to_have_text("Pour les experts")
+    commitment = fold.locator(".proof-commitment")
+    expect(commitment).to_be_hidden()  # folded away until the player asks
+    fold.locator("summary").click()
+    expect(commitment).to_contain_text(
         "Ce ticket a été tiré d'un bloc scellé et publié avant sa vente : "
         f"engagement n° {index} du journal public (empreinte {root[:8]}…)."
     )
-    assert summary.locator(".fingerprint").get_attribute("title") == root
+    assert commitment.locator(".fingerprint").get_attribute("title") == root
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    summary.get_by_role("button", name="Copier l'empreinte complète de l'engagement").click()
-    expect(summary.locator(".copy")).to_have_text("Copié ✓")
+    commitment.get_by_role("button", name="Copier l'empreinte complète de l'engagement").click()
+    expect(commitment.locator(".copy")).to_have_text("Copié ✓")
     assert page.evaluate("navigator.clipboard.readText()") == root
-    command = panel.locator(".proof-expert .command")
-    expect(command).to_be_hidden()  # folded away until the player asks
-    panel.locator(".proof-expert summary").click()
-    expect(command).to_have_text(
+    expect(fold.locator(".command")).to_have_text(
         f"grattage verify-ticket ticket-{ticket['id']}-preuve.json --log {live_server.url}"
     )
-    expect(panel.locator(".proof-expert")).to_contain_text(receipt["signature"])
+    expect(fold).to_contain_text(receipt["signature"])
 
     assert checks_on(page) == dict.fromkeys(CHECKS, True)
     expect(page.locator(".proof-checks .mark")).to_have_text(["✓"] * len(CHECKS))
     expect(panel.locator(".hint")).to_contain_text("Tout est vérifié")
+    assert EXPERT_WORDS.search(plain_part(panel)) is None, plain_part(panel)  # verdict included
+    expect(fold.locator(".monitor-command")).to_have_text("grattage monitor")
     panel.scroll_into_view_if_needed()
     screenshot(page, f"proof_panel_verified_{width}x{height}")
     scroll_width = page.evaluate("document.documentElement.scrollWidth")
@@ -88,7 +102,9 @@ def test_the_proof_panel_names_the_logged_commitment_and_checks_every_step_in_th
 
     page.reload()  # the address names the ticket: its replay shows the same panel
     expect(page.locator("#replay-banner")).to_be_visible()
-    expect(summary).to_contain_text(f"engagement n° {index} du journal public")
+    expect(panel.locator(".proof-commitment")).to_contain_text(
+        f"engagement n° {index} du journal public"
+    )
     assert checks_on(page) == dict.fromkeys(CHECKS, True)
 
 
@@ -196,7 +212,7 @@ def test_a_ticket_in_play_shows_its_commitment_and_is_checked_once_finished(
     page.get_by_role("button", name="Jouez", exact=True).click()
     ticket_id_on(page)
     panel = page.locator("#proof-panel")
-    expect(panel.locator(".proof-summary")).to_contain_text("engagement n° ")
+    expect(panel.locator(".proof-commitment")).to_contain_text("engagement n° ")
     expect(page.locator("#verify-in-browser")).to_be_disabled()  # the salt would tell the prize
     expect(panel.locator(".hint")).to_have_text(
         "La vérification complète sera possible une fois le ticket terminé."
@@ -251,3 +267,26 @@ def test_tickets_sold_before_and_after_a_key_rotation_are_checked_in_the_browser
     expect(page.locator(".proof-checks li[data-check='key'] .check-detail")).to_contain_text(
         "après 1 changement de clé"
     )
+
+
+DRAWN_FACTS = {"verified": True, "unit": 9_466_933, "size": 12_000_000, "n": 13, "round": 1113}
+
+
+def test_a_drawn_ticket_s_verdict_is_plain_french_with_its_numbers_grouped(
+    new_page: Any, live_server: Any
+) -> None:
+    """The outsider's ticket: unit 9466933 of 12000000, 13 sold before it, witness round 1113
+    (the test blocks are too small for numbers of four digits)."""
+    page = new_page(live_server.url)
+    page.goto("/login.html")
+    said = page.evaluate(
+        "facts => import('/js/proof_panel.js').then(m => m.drawSentences(facts))", DRAWN_FACTS
+    )
+    assert said["state"] == "ok"
+    assert said["plain"] == (
+        "Tirage vérifié : votre ticket est le n°\u00a09\u202f466\u202f933 de son bloc, tiré au "
+        "hasard après votre achat parmi les 11\u202f999\u202f987 tickets encore invendus."
+    )
+    assert EXPERT_WORDS.search(said["plain"]) is None
+    assert "tour n°\u00a01\u202f113 du témoin" in said["expert"]
+    assert "grattage verify-ticket --log … --replay" in said["expert"]
