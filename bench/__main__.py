@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import draw, draw_platform, engine, fairness, platform, transparency
+from bench import draw, draw_platform, engine, fairness, platform, storage, transparency
 
 
 def main() -> None:
@@ -17,6 +17,8 @@ def main() -> None:
     platform.main()
     print()
     draw_platform.main()
+    print()
+    storage.main()
 
 
 if __name__ == "__main__":

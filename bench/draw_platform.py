@@ -32,6 +32,7 @@ from bench.platform import (
     _log_in,
     _postgres_schema_url,
     _wait_until_up,
+    postgres_schema,
 )
 
 BEACON_SECONDS = float(os.environ.get("GRATTAGE_BENCH_BEACON_SECONDS", "1.0"))
@@ -64,7 +65,9 @@ def _witness(folder: str, operator_key: str) -> tuple[subprocess.Popen[bytes], s
     return process, f"http://127.0.0.1:{port}", key
 
 
-def _prepare(env: dict[str, str]) -> list[tuple[str, str]]:
+def _prepare(
+    env: dict[str, str], units: int = UNITS, clients: int = CLIENTS
+) -> list[tuple[str, str]]:
     from datetime import date
 
     from grattage.entrypoints.bootstrap import build_platform
@@ -90,16 +93,14 @@ def _prepare(env: dict[str, str]) -> list[tuple[str, str]]:
     assert platform.witness is not None
     platform.witness.poll()
     table = default_table("cash")
-    if table.block_size != UNITS:
-        scale = UNITS / table.block_size
+    if table.block_size != units:
         text = (Path(__file__).parent.parent / "tests/fixtures/tiny_cash.toml").read_text()
         lines = []
         for line in text.splitlines():
             name, sep, value = line.partition(" = ")
             big = sep and name in {"block_size", "count"}
-            lines.append(f"{name} = {round(int(value) * UNITS / 40)}" if big else line)
+            lines.append(f"{name} = {round(int(value) * units / 40)}" if big else line)
         table = load_table("cash", "\n".join(lines) + "\n", "bench.toml")
-        del scale
     started = time.perf_counter()
     create_emission(platform, "cash", 1, table=table)
     print(
@@ -107,7 +108,7 @@ def _prepare(env: dict[str, str]) -> list[tuple[str, str]]:
         f"{time.perf_counter() - started:.1f} s"
     )
     players = []
-    for index in range(CLIENTS):
+    for index in range(clients):
         email = f"bench{index}@example.org"
         player_id = accounts.register(
             platform,
@@ -279,26 +280,12 @@ def _late(env: dict[str, str]) -> None:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         _run("SQLite", f"sqlite:///{folder}/bench.db", folder)
-    postgres = os.environ.get("GRATTAGE_BENCH_POSTGRES_URL") or os.environ.get(
-        "GRATTAGE_TEST_DATABASE_URL"
-    )
-    if not postgres:
-        print("PostgreSQL: skipped (set GRATTAGE_BENCH_POSTGRES_URL to measure it too)")
-        return
-    from sqlalchemy import create_engine, text
-
-    schema = f"grattage_bench_{os.getpid()}"
-    admin = create_engine(postgres, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        with tempfile.TemporaryDirectory() as folder:
-            print()
-            _run("PostgreSQL", _postgres_schema_url(postgres, schema), folder)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with postgres_schema("grattage_bench") as found, tempfile.TemporaryDirectory() as folder:
+        if found is None:
+            return
+        postgres, schema = found
+        print()
+        _run("PostgreSQL", _postgres_schema_url(postgres, schema), folder)
 
 
 if __name__ == "__main__":

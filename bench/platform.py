@@ -23,11 +23,14 @@ import asyncio
 import json
 import os
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 CLIENTS = 32
@@ -93,21 +96,36 @@ class Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
 
+    closed = False
+    """The server said ``Connection: close``: open another one for the next request."""
+
     @classmethod
-    async def open(cls, port: int) -> Connection:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    async def open(
+        cls, port: int, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None
+    ) -> Connection:
+        reader, writer = await asyncio.open_connection(host, port, ssl=tls)
         return cls(reader, writer)
 
     async def request(
-        self, method: str, path: str, body: bytes = b"", token: str | None = None
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, bytes]:
+        """The answer's status and body; ``ConnectionError`` if the connection ends first."""
         head = [f"{method} {path} HTTP/1.1", "Host: bench"]
         if token:
             head.append(f"Authorization: Bearer {token}")
+        head += [f"{name}: {value}" for name, value in (headers or {}).items()]
         if body:
             head += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
         self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        await self.writer.drain()
         status_line = await self.reader.readline()
+        if not status_line:
+            raise ConnectionError("the server closed the connection before answering")
         status = int(status_line.split()[1])
         length = 0
         while True:
@@ -117,7 +135,12 @@ class Connection:
             name, _, value = line.partition(b":")
             if name.strip().lower() == b"content-length":
                 length = int(value)
-        return status, await self.reader.readexactly(length)
+            elif name.strip().lower() == b"connection" and value.strip().lower() == b"close":
+                self.closed = True
+        try:
+            return status, await self.reader.readexactly(length)
+        except asyncio.IncompleteReadError as cut:
+            raise ConnectionError("the answer was cut off") from cut
 
     def close(self) -> None:
         self.writer.close()
@@ -244,6 +267,31 @@ def _postgres_schema_url(base: str, schema: str) -> str:
     return f"{base}{separator}options=-csearch_path%3D{schema}"
 
 
+@contextmanager
+def postgres_schema(prefix: str) -> Iterator[tuple[str, str] | None]:
+    """(the server's URL, a new schema on it) for a bench's PostgreSQL half, the schema
+    dropped afterwards; None, said in one line, when no server is set."""
+    postgres = os.environ.get("GRATTAGE_BENCH_POSTGRES_URL") or os.environ.get(
+        "GRATTAGE_TEST_DATABASE_URL"
+    )
+    if not postgres:
+        print("PostgreSQL: skipped (set GRATTAGE_BENCH_POSTGRES_URL to measure it too)")
+        yield None
+        return
+    from sqlalchemy import create_engine, text
+
+    schema = f"{prefix}_{os.getpid()}"
+    admin = create_engine(postgres, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield postgres, schema
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         _run("SQLite", f"sqlite:///{folder}/bench.db", folder, WORKERS)
@@ -252,28 +300,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             print()
             _run("SQLite", f"sqlite:///{folder}/bench.db", folder, 1)
-    postgres = os.environ.get("GRATTAGE_BENCH_POSTGRES_URL") or os.environ.get(
-        "GRATTAGE_TEST_DATABASE_URL"
-    )
-    if not postgres:
-        print("PostgreSQL: skipped (set GRATTAGE_BENCH_POSTGRES_URL to measure it too)")
-        return
-    from sqlalchemy import create_engine, text
-
-    schema = f"grattage_bench_{os.getpid()}"
-    admin = create_engine(postgres, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        with tempfile.TemporaryDirectory() as folder:
-            print()
-            # On PostgreSQL each block's counter is a row its sales lock until they commit:
-            # an operator serving several workers opens several blocks at once.
-            _run("PostgreSQL", _postgres_schema_url(postgres, schema), folder, WORKERS, 2)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with postgres_schema("grattage_bench") as found, tempfile.TemporaryDirectory() as folder:
+        if found is None:
+            return
+        postgres, schema = found
+        print()
+        # On PostgreSQL each block's counter is a row its sales lock until they commit:
+        # an operator serving several workers opens several blocks at once.
+        _run("PostgreSQL", _postgres_schema_url(postgres, schema), folder, WORKERS, 2)
 
 
 if __name__ == "__main__":
