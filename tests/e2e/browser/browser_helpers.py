@@ -154,6 +154,21 @@ def wait_for_result(page: Any, timeout: float = 15_000) -> int:
     return int(page.locator("#result").get_attribute("data-prize-cents") or "-1")
 
 
+def result_past_any_big_win(page: Any, timeout: float = 15_000) -> int:
+    """:func:`wait_for_result`, then the big-win screen closed with « Continuer » if the prize
+    opened it (1 000 € and more: a random ticket of a small test table may well be one)."""
+    prize = wait_for_result(page, timeout)
+    dismiss_any_big_win(page)
+    return prize
+
+
+def dismiss_any_big_win(page: Any) -> None:
+    """The big-win screen, if open, closed with « Continuer »."""
+    if page.locator("#big-win[open]").count():
+        page.get_by_role("button", name="Continuer").click()
+        expect(page.locator("#big-win[open]")).to_have_count(0)
+
+
 def screenshot(page: Any, name: str, full_page: bool = True) -> Path:
     """Save a screenshot under ``test-artifacts/`` (gitignored) for a human to look at: the whole
     page, or (``full_page=False``) the window as the player sees it."""

@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from browser_helpers import (
     api_get,
+    dismiss_any_big_win,
     player_with_balance,
+    result_past_any_big_win,
     same_text,
     scratch,
     scratch_the_whole_astro_ticket,
     screenshot,
     ticket_id_on,
-    wait_for_result,
 )
 from playwright.sync_api import expect
 
@@ -77,7 +78,7 @@ def test_a_visitor_tries_cash_and_astro_with_play_money_at_the_table_s_odds(
     page.wait_for_selector(f"#balance[data-cents='{START_CENTS - 500}']")
     scratch(page, page.locator("#ticket .zone").first)
     page.get_by_role("button", name="Tout découvrir").click()
-    prize = wait_for_result(page)
+    prize = result_past_any_big_win(page)
     ticket = api_get(page, f"/api/try/tickets/{ticket_id}")
     assert (ticket["state"], ticket["prize_cents"]) == ("finished", prize)
     expected = START_CENTS - 500 + prize
@@ -86,7 +87,7 @@ def test_a_visitor_tries_cash_and_astro_with_play_money_at_the_table_s_odds(
     screenshot(page, f"try_2_cash_scratched_{tag}")
 
     play_again(page, "Auto")
-    expected += wait_for_result(page) - 500
+    expected += result_past_any_big_win(page) - 500
     page.wait_for_selector(f"#balance[data-cents='{expected}']")
     expect(page.locator(".try-history-row")).to_have_count(2)
 
@@ -97,11 +98,12 @@ def test_a_visitor_tries_cash_and_astro_with_play_money_at_the_table_s_odds(
     check_try_screen(page, "astro")
     page.get_by_role("radio", name="Lion").click()
     play_again(page, "Auto")
-    expected += wait_for_result(page) - 200
+    expected += result_past_any_big_win(page) - 200
     page.wait_for_selector(f"#balance[data-cents='{expected}']")
     screenshot(page, f"try_3_astro_auto_{tag}")
     astro_id = play_again(page, "Jouer")
     expected += scratch_the_whole_astro_ticket(page) - 200
+    dismiss_any_big_win(page)
     page.wait_for_selector(f"#balance[data-cents='{expected}']")
     assert api_get(page, f"/api/try/tickets/{astro_id}")["finished_by"] == "player"
     check_try_screen(page, "astro")
@@ -136,7 +138,7 @@ def test_a_logged_in_player_s_try_never_touches_their_real_balance_or_ledger(
     check_try_screen(page, "cash")
     for _ in range(3):
         play_again(page, "Auto")
-        wait_for_result(page)
+        result_past_any_big_win(page)
     screenshot(page, f"try_5_player_trying_{width}x{height}")
     me = api_get(page, "/api/me")
     assert me["balance_cents"] == 1_000
@@ -158,12 +160,12 @@ def test_a_try_whose_session_ended_goes_on_in_a_new_one_without_a_reload(
     page.goto("/essai/cash")
     page.wait_for_selector(f"#balance[data-cents='{START_CENTS}']")
     play_again(page, "Auto")
-    wait_for_result(page)
+    result_past_any_big_win(page)
     kept = [cookie for cookie in page.context.cookies() if cookie["name"] != "grattage_try"]
     page.context.clear_cookies()  # the try session's cookie gone (expired, purged, deleted)
     page.context.add_cookies(kept)
     play_again(page, "Auto")
-    wait_for_result(page)
+    result_past_any_big_win(page)
     expect(page.locator(".notice.error:visible")).to_have_count(0)
     # Bought in a new session (whose history holds this ticket only), whatever it won.
     assert len(api_get(page, "/api/try/tickets")["tickets"]) == 1
@@ -209,7 +211,7 @@ def test_a_try_ticket_says_on_itself_that_it_is_a_try_wherever_the_view_is(
     if game == "astro":
         page.get_by_role("radio", name="Lion").click()
     play_again(page, "Auto")
-    wait_for_result(page)
+    result_past_any_big_win(page)
     if page.locator("#big-win").count():
         page.get_by_role("button", name="Continuer").click()
     ribbon = page.locator("#ticket .try-ribbon")
