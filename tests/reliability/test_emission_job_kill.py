@@ -128,12 +128,14 @@ def test_sigkill_mid_job_leaves_whole_blocks_and_the_job_failed_at_the_next_look
     finally:
         server.stop()
     killed_at = seen[-1]
-    # Killed while block b ≥ 2 was being made: blocks 1 … b-1 whole, block b absent — or
-    # stored whole in the moment between the last look and the kill. Never a part of a block.
+    # Killed while block b ≥ 2 was being made: blocks 1 … b-1 whole, and maybe later ones,
+    # stored whole between the look and the kill (the look's answer is late when the worker
+    # running the job holds the GIL: a fresh-clone CI run saw block 3 stored after a look at
+    # block 2's first unit) — but not the whole job, and never a part of a block.
     stored = block_facts(world)
     made = [facts[0] for facts in stored]
     assert made == list(range(1, len(made) + 1))
-    assert killed_at["block"] - 1 <= len(made) <= killed_at["block"]
+    assert killed_at["block"] - 1 <= len(made) < body["blocks"]
     assert stored == [(block, "pending", UNITS, UNITS, 1) for block in made]
     assert job_state(world) == "running"  # nobody was left to say otherwise
 
