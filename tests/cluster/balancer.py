@@ -4,6 +4,7 @@ nginx reloaded) and its access log read back. A part of :class:`cluster.Cluster`
 
 from __future__ import annotations
 
+import json
 import shutil
 from typing import Any
 
@@ -11,6 +12,8 @@ from . import units
 from .netns import run
 
 APP_PORT = 8000
+OPERATOR_DESK = "load"
+"""The one host the back office is allowed from at the edge (the operators' network)."""
 
 
 class Balancer:
@@ -26,7 +29,7 @@ class Balancer:
             "-nodes", "-days", "2", "-subj", "/CN=grattage-cluster", "-addext", f"subjectAltName=IP:{lb}",
             "-keyout", str(self.root / "tls/key.pem"), "-out", str(self.root / "tls/cert.pem"))  # fmt: skip
         (folder / "nginx.conf").write_text(
-            "user www-data;\nworker_processes 1;\npid " + str(folder / "nginx.pid") + ";\n"
+            "user www-data;\nworker_processes 2;\npid " + str(folder / "nginx.pid") + ";\n"
             f"error_log {self.root / 'logs' / 'nginx-error.log'} warn;\n"
             "events { worker_connections 4096; }\n"
             "http {\n"
@@ -51,7 +54,8 @@ class Balancer:
             {"app_servers": units.upstream_lines(servers, down), "server_name": "_",
              "tls_certificate": str(self.root / "tls/cert.pem"),
              "tls_certificate_key": str(self.root / "tls/key.pem"),
-             "access_log": str(self.root / "logs" / "access.log")},
+             "access_log": str(self.root / "logs" / "access.log"),
+             "admin_allow": units.allow_lines([self.net.address(OPERATOR_DESK)])},
         ))  # fmt: skip
 
     def reload_balancer(self) -> None:
@@ -68,6 +72,31 @@ class Balancer:
     def undrain(self, host: str) -> None:
         self.drained.discard(host)
         self.reload_balancer()
+
+    def request(
+        self,
+        host: str,
+        method: str,
+        url: str,
+        body: bytes = b"",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int | None, bytes]:
+        """One request from ``host`` (the cluster's CA trusted), redirects not followed: its
+        status and body; (None, b"") if no answer came."""
+        code = (
+            "import http.client,json,ssl,sys,urllib.parse as p\n"
+            "m,url,body,headers=sys.argv[1],sys.argv[2],sys.argv[3].encode(),json.loads(sys.argv[4])\n"
+            "u=p.urlsplit(url)\n"
+            f"c=http.client.HTTPSConnection(u.hostname,u.port or 443,timeout=10,context=ssl.create_default_context(cafile={str(self.root / 'tls/cert.pem')!r})) if u.scheme=='https' else http.client.HTTPConnection(u.hostname,u.port or 80,timeout=10)\n"
+            "try:\n c.request(m,u.path+('?'+u.query if u.query else ''),body=body or None,headers=headers)\n r=c.getresponse()\n sys.stdout.write(str(r.status)+'\\n'+r.read().decode('utf-8','replace'))\n"
+            "except OSError:\n pass\n"
+        )  # fmt: skip
+        ran = self.on(host, "/usr/bin/python3", "-c", code, method, url, body.decode(),
+                      json.dumps(headers or {}), timeout=30)  # fmt: skip
+        if not ran.stdout:
+            return None, b""
+        status, _, answer = ran.stdout.partition("\n")
+        return int(status), answer.encode()
 
     def access_log(self) -> list[dict[str, Any]]:
         """The balancer's lines: time, status, the upstreams tried and their statuses."""

@@ -231,6 +231,8 @@ class Cluster(Balancer):
     def _unit(self, name: str, host: str) -> tuple[units.Unit, dict[str, str]]:
         unit = units.read_unit(name)
         env = {**self.env(host), **unit.environment}
+        for unset in unit.unset_environment:
+            env.pop(unset, None)
         return unit, env
 
     def run_unit(self, name: str, host: str = "ops") -> subprocess.CompletedProcess[str]:

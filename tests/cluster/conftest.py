@@ -1,4 +1,4 @@
-"""The cluster suite (issue 17): one cluster in network namespaces for the whole module,
+"""The cluster suite (issue 17): one cluster in network namespaces for the whole package,
 torn down whatever happens. Needs root, ``ip netns``, nginx and PostgreSQL 15's binaries;
 without them the tests skip — a failure when ``GRATTAGE_REQUIRE_CLUSTER=1`` (.ci/run)."""
 
@@ -24,7 +24,7 @@ def missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def cluster() -> Iterator[Cluster]:
     reason = missing()
     if reason:

@@ -10,7 +10,6 @@ sweep``, ``grattage reconcile`` and ``grattage monitor check`` (the units' comma
 
 from __future__ import annotations
 
-import re
 import subprocess
 import time
 from typing import Any
@@ -19,79 +18,10 @@ import pytest
 
 from reliability.harness import record
 
+from .checks import books_are_clean, dead_host_attempt_bound, p99, served_by
 from .cluster import APP_PORT, Cluster
 
 pytestmark = pytest.mark.cluster
-
-
-def p99(seconds: list[float]) -> float:
-    ordered = sorted(seconds)
-    return round(ordered[max(0, int(len(ordered) * 0.99) - 1)] * 1000, 1) if ordered else 0.0
-
-
-def books_are_clean(
-    cluster: Cluster, figures: dict[str, Any], late_draws_allowed: bool = False
-) -> dict[str, int]:
-    """Every acknowledged purchase stored, once; none refused-but-recorded; every sale
-    drawn, no unit twice; sweep, reconcile and the monitor clean — but for late draws when
-    ``late_draws_allowed`` (the database away longer than the draw's 10 rounds: the sales
-    just before it are drawn late, and the monitor must say so, and say nothing else)."""
-    deadline = time.monotonic() + 60
-    while cluster.sql("SELECT count(*) FROM draw_queue") != "0":
-        assert time.monotonic() < deadline, (
-            "sales still wait for their draw:\n" + cluster.log("drawer")[-2000:]
-        )
-        time.sleep(0.5)
-    stored = {int(i) for i in cluster.sql("SELECT id FROM tickets").split()}
-    acknowledged = [entry["ticket"] for entry in figures["acknowledged"]]
-    assert set(acknowledged) <= stored, "an acknowledged purchase is lost"
-    assert len(set(acknowledged)) == len(acknowledged), "two purchases answered one ticket"
-    twice = cluster.sql(
-        "SELECT count(*) FROM (SELECT block_id, position FROM tickets WHERE position IS NOT NULL"
-        " GROUP BY block_id, position HAVING count(*) > 1) AS twice"
-    )
-    assert twice == "0", f"{twice} units sold twice"
-    refused = figures["refused_503"]
-    if refused:
-        keys = ",".join(f"'{key}'" for key in refused)
-        recorded = cluster.sql(f"SELECT count(*) FROM idempotency_keys WHERE key IN ({keys})")
-        assert recorded == "0", f"{recorded} purchases answered 503 were recorded"
-    late = 0
-    for unit in (
-        "grattage-sweep.service",
-        "grattage-reconcile.service",
-        "grattage-monitor.service",
-    ):
-        ran = cluster.run_unit(unit)
-        if late_draws_allowed and unit == "grattage-monitor.service" and ran.returncode == 1:
-            late = late_draws_only(ran.stdout + ran.stderr)
-            continue
-        assert ran.returncode == 0, f"{unit}: {ran.stdout[-2000:]}{ran.stderr[-2000:]}"
-    assert figures["replay_mismatches"] == [], "a replayed key answered another ticket"
-    return {"tickets_stored": len(stored), "replayed_same_ticket": figures["replayed"],
-            **({"late_draws_reported_by_monitor": late} if late_draws_allowed else {})}  # fmt: skip
-
-
-def late_draws_only(said: str) -> int:
-    """How many late draws the monitor's output reports; it must report nothing else."""
-    total = re.search(r"(\d+) timing violations of the draw", said)
-    assert total, said[-2000:]
-    lines = [line.strip() for line in said.splitlines() if "violation" in line]
-    other = [line for line in lines if not line.startswith("timing violation at entry")
-             and total.group(0) not in line]  # fmt: skip
-    assert not other and all("has no resolution" in line for line in lines if
-                             line.startswith("timing violation")), said[-2000:]  # fmt: skip
-    return int(total.group(1))
-
-
-def served_by(cluster: Cluster, host: str, since: float) -> list[dict[str, Any]]:
-    """The balancer's answers that came from ``host`` after ``since`` (epoch seconds)."""
-    address = f"{cluster.net.address(host)}:{APP_PORT}"
-    return [
-        row
-        for row in cluster.access_log()
-        if row["at"] >= since and row["upstreams"] and row["upstreams"][-1] == address
-    ]
 
 
 def test_app_hosts_cannot_write_the_key_store(cluster: Cluster) -> None:
@@ -127,6 +57,9 @@ def test_an_app_host_killed_under_load_loses_no_purchase_and_leaves_the_pool(
         f"{cluster.net.address('app2')}:{APP_PORT}" in row["upstreams"] for row in after_kill
     )
     assert from_dead == [], f"{len(from_dead)} answers from the killed host"
+    assert tried_dead <= dead_host_attempt_bound(6, len(cluster.apps), cluster.players), (
+        f"the balancer tried the killed host {tried_dead} times in 6 s: it did not leave the pool"
+    )
     record(
         "cluster: app host SIGKILLed under load",
         processes_killed=processes,
@@ -238,7 +171,7 @@ def test_the_database_host_cut_off_for_20_s_means_prompt_503s_only_then_recovery
     statuses, slowest = attempts(figures)
     assert figures["other_answers"] == [], figures["other_answers"][:5]
     assert figures["unresolved"] == [], f"{len(figures['unresolved'])} purchases never answered"
-    assert statuses <= {201, 503}, statuses
+    assert statuses <= {200, 201, 503}, statuses  # 200: a retry's kept ticket
     assert slowest <= ATTEMPT_BOUND_SECONDS, f"an attempt took {slowest:.1f} s"
     after = [e["at"] for e in figures["acknowledged"] if e["at"] > mended_at]
     assert after, "no purchase after the link came back"
@@ -272,7 +205,7 @@ def test_the_database_host_s_postgres_sigkilled_then_restarted_means_503s_only_t
     statuses, slowest = attempts(figures)
     assert figures["other_answers"] == [], figures["other_answers"][:5]
     assert figures["unresolved"] == [], f"{len(figures['unresolved'])} purchases never answered"
-    assert statuses <= {201, 503}, statuses
+    assert statuses <= {200, 201, 503}, statuses  # 200: a retry's kept ticket
     assert slowest <= ATTEMPT_BOUND_SECONDS, f"an attempt took {slowest:.1f} s"
     after = [e["at"] for e in figures["acknowledged"] if e["at"] > ready_at]
     assert after, "no purchase after PostgreSQL came back"

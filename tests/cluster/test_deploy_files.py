@@ -56,7 +56,8 @@ def test_the_nginx_site_passes_nginx_t_once_rendered(tmp_path: Path) -> None:
         units.NGINX_SITE.read_text("utf-8"),
         {"app_servers": units.upstream_lines(["10.0.0.11:8000", "10.0.0.12:8000"]),
          "server_name": "_", "tls_certificate": str(tmp_path / "c.pem"),
-         "tls_certificate_key": str(tmp_path / "k.pem"), "access_log": str(tmp_path / "a.log")},
+         "tls_certificate_key": str(tmp_path / "k.pem"), "access_log": str(tmp_path / "a.log"),
+         "admin_allow": units.allow_lines(["192.0.2.0/24", "10.0.0.5"])},
     )  # fmt: skip
     (tmp_path / "site.conf").write_text(site)
     (tmp_path / "nginx.conf").write_text(
@@ -66,3 +67,9 @@ def test_the_nginx_site_passes_nginx_t_once_rendered(tmp_path: Path) -> None:
     tested = subprocess.run(["nginx", "-t", "-c", str(tmp_path / "nginx.conf")],
                             capture_output=True, text=True, check=False)  # fmt: skip
     assert tested.returncode == 0, tested.stderr
+
+
+def test_the_monitor_unit_is_not_given_the_database_password() -> None:
+    unit = units.read_unit("grattage-monitor.service")
+    assert "GRATTAGE_DATABASE_URL" in unit.unset_environment
+    assert not any("DATABASE" in name for name in unit.environment)

@@ -3,7 +3,8 @@
 systemd is not PID 1 here: the cluster starts the very command a unit's ``ExecStart`` names,
 with the environment its ``EnvironmentFile``/``Environment`` lines give (``${NAME}`` replaced
 as systemd does, one word each), production paths mapped to the host's own folders, and the
-``ReadOnlyPaths`` it lists mounted read-only.
+``ReadOnlyPaths`` it lists mounted read-only; the names of its ``UnsetEnvironment`` taken out
+of that environment last, as systemd does.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Unit:
     exec_start: str
     environment: dict[str, str]
     read_only_paths: list[str]
+    unset_environment: list[str]
 
 
 def read_env_file(path: Path = ENV_FILE) -> dict[str, str]:
@@ -46,6 +48,7 @@ def read_unit(name: str) -> Unit:
     exec_start = ""
     environment: dict[str, str] = {}
     read_only: list[str] = []
+    unset: list[str] = []
     for line in (UNITS / name).read_text("utf-8").splitlines():
         key, sep, value = line.partition("=")
         if not sep or line.startswith("#"):
@@ -57,8 +60,10 @@ def read_unit(name: str) -> Unit:
             environment[env_name] = env_value
         elif key == "ReadOnlyPaths":
             read_only += value.split()
+        elif key == "UnsetEnvironment":
+            unset += value.split()
     assert exec_start, f"{name} has no ExecStart"
-    return Unit(name, exec_start, environment, read_only)
+    return Unit(name, exec_start, environment, read_only, unset)
 
 
 def command_line(unit: Unit, environment: dict[str, str]) -> list[str]:
@@ -83,10 +88,22 @@ def render(text: str, values: dict[str, str]) -> str:
     return text
 
 
+MAX_FAILS = 2
+FAIL_TIMEOUT_SECONDS = 2
+"""The passive health check deploy/ recommends: a host failing 2 attempts within 2 s is left
+out for 2 s, then tried again with one request."""
+
+
 def upstream_lines(servers: list[str], down: set[str] = frozenset()) -> str:  # type: ignore[assignment]
     """The ``server`` lines of the upstream: passive checks as deploy/ recommends; a drained
     host is marked ``down`` (nginx then sends it nothing after a reload)."""
     return "\n".join(
-        f"    server {server} max_fails=1 fail_timeout=2s{' down' if server in down else ''};"
+        f"    server {server} max_fails={MAX_FAILS} fail_timeout={FAIL_TIMEOUT_SECONDS}s"
+        f"{' down' if server in down else ''};"
         for server in servers
     )
+
+
+def allow_lines(networks: list[str]) -> str:
+    """The ``allow`` lines of the back office's locations: the operators' networks."""
+    return "\n".join(f"        allow {network};" for network in networks)
