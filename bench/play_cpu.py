@@ -16,11 +16,11 @@ drawer's lease and polls).
 
 With ``GRATTAGE_BENCH_PROFILE=PATH`` (e.g. ``test-artifacts/profile``: the raw samples go to
 ``PATH.sqlite.txt`` and ``PATH.postgresql.txt``) the server runs under ``py-spy record
---subprocesses`` (``pip install py-spy``) during a second, separate pass of the same plays,
-and the samples' top entries are printed: by package (the frame running Python code when
-sampled), by function (self), and by function including callees. The CPU figures come from
-the pass without py-spy. SQLite, then PostgreSQL when ``GRATTAGE_BENCH_POSTGRES_URL`` (or ``GRATTAGE_TEST_DATABASE_URL``)
-is set, in a schema of its own dropped afterwards.
+--subprocesses`` (``pip install py-spy``) during a second, separate pass of the same plays, and
+the samples' top entries are printed: by package (the frame running Python code when sampled),
+by function (self), and by function including callees. The CPU figures come from the pass
+without py-spy. SQLite, then PostgreSQL when ``GRATTAGE_BENCH_POSTGRES_URL`` (or
+``GRATTAGE_TEST_DATABASE_URL``) is set, in a schema of its own dropped afterwards.
 """
 
 from __future__ import annotations
