@@ -262,9 +262,10 @@ class WitnessUnavailable(Unavailable):
 
 
 class OutcomeUnknown(Unavailable):
-    """The connection to the database was lost while its COMMIT was under way: the change may
-    or may not be kept, and nobody can tell until the database answers again. Retry with the
-    same Idempotency-Key: it answers the purchase kept, or makes it now."""
+    """The connection to the database was lost while its COMMIT was under way (a lane batch's
+    or any write's): the change may or may not be kept, and nobody can tell until the database
+    answers again. Retry with the same Idempotency-Key: it answers the purchase kept, or makes
+    it now; another write is looked at before it is done again."""
 
     code = "outcome_unknown"
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import RootTransaction, create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from grattage.adapters.lane_batch import LaneBatch
 from grattage.errors import InsufficientBalance, OutcomeUnknown, Unavailable, WalletBusy
-from grattage.service import tickets
+from grattage.service import accounts, tickets
 from grattage.service.reconcile import reconcile
 from support import World, make_world
 
@@ -226,4 +226,28 @@ def test_a_batch_does_not_wait_for_a_wallet_another_transaction_holds(world: Wor
     assert answered_in < 0.5
     assert world.balance(bob) == 5_000
     assert _sold(world, "cash") == 1
+    _assert_books_balance(world)
+
+
+def test_a_plain_write_whose_commit_answer_is_lost_says_its_outcome_is_unknown(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same outside a lane batch (a deposit, a reveal, a finish): the server committed,
+    the link died before its answer — the write may have been kept, so never a plain 503."""
+    player = world.player(1_000)
+    kind = RootTransaction
+    real_commit = kind.commit
+
+    def committed_then_cut_off(self: Any) -> None:
+        real_commit(self)
+        lost = psycopg.OperationalError("server closed the connection unexpectedly")
+        raise OperationalError("COMMIT", {}, lost, connection_invalidated=True)
+
+    monkeypatch.setattr(kind, "commit", committed_then_cut_off)
+    try:
+        with pytest.raises(OutcomeUnknown):
+            accounts.deposit(world.platform, player, 500)
+    finally:
+        monkeypatch.undo()
+    assert world.balance(player) == 1_500  # kept
     _assert_books_balance(world)

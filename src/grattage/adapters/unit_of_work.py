@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 from grattage.adapters.accounts import SqlPlayers, SqlSessions
 from grattage.adapters.audit_log import SqlAuditLog
@@ -19,7 +20,7 @@ from grattage.adapters.errors import database_errors_mapped
 from grattage.adapters.group_commit import GroupCommitter, HeldBatch
 from grattage.adapters.idempotency import SqlIdempotency
 from grattage.adapters.identities import SqlIdentities
-from grattage.adapters.lane_batch import LaneBatch, running_batch
+from grattage.adapters.lane_batch import UNKNOWN, LaneBatch, running_batch
 from grattage.adapters.ledger import HouseAccounts, SqlLedger
 from grattage.adapters.limits import SqlLimits
 from grattage.adapters.login_attempts import SqlLogInAttempts
@@ -30,6 +31,7 @@ from grattage.adapters.reports import SqlReports
 from grattage.adapters.tickets import SqlTickets
 from grattage.adapters.transparency_log import SqlTransparencyLog
 from grattage.adapters.try_play import SqlTryPlay
+from grattage.errors import OutcomeUnknown
 
 _AUTOCOMMIT = "AUTOCOMMIT"
 
@@ -107,8 +109,18 @@ class SqlUnitOfWork:
                 connection.execution_options(
                     **{WRITE_OPTION: write, "isolation_level": _AUTOCOMMIT}
                 )
-            with connection.begin():
-                yield SqlRepositories(connection, self._caches)
+            body_ended = False
+            try:
+                with connection.begin():
+                    yield SqlRepositories(connection, self._caches)
+                    body_ended = True
+            except DBAPIError as failed:
+                # Only the COMMIT is left once the body ended: a connection that died there
+                # may have been committed by the server (its answer lost), so "nothing was
+                # kept" would be a lie — as in a lane batch (adapters/lane_batch.py).
+                if write and body_ended and failed.connection_invalidated:
+                    raise OutcomeUnknown(UNKNOWN) from failed
+                raise
 
     @contextmanager
     def write(self) -> Iterator[SqlRepositories]:
