@@ -125,3 +125,33 @@ def test_the_lobby_and_the_game_page_show_the_block_tables_title_price_and_top_p
     top_prize = page.locator("#top-prize").inner_text()
     assert same_text(top_prize) == euros(games["cash"]["top_prize_cents"])
     assert page.title() == f"{games['cash']['title']} — Grattage"
+
+
+def test_a_deposit_whose_answer_is_lost_shows_the_balance_and_says_it_may_have_been_made(
+    new_page: Any, live_server: Any, page_trouble: Any
+) -> None:
+    """The server kept the deposit but its answer was lost (503 ``outcome_unknown``): the page
+    must not say « réessayez » as for a ticket (a second deposit is a new one), but show the
+    balance as it is and say the deposit may have been made."""
+    page = new_page(live_server.url, width=360, height=740)
+    player_with_balance(page, 5_000)
+    page.goto("/")
+    page.wait_for_selector("#balance[data-cents='5000']")
+
+    def kept_then_lost(route: Any) -> None:
+        route.fetch()  # the server makes the deposit…
+        route.fulfill(  # …and its answer is lost on the way
+            status=503,
+            json={"error": "outcome_unknown", "message": "the connection was lost during COMMIT"},
+        )
+
+    page_trouble.allow(r"status of 503 .*/api/me/deposits\)$")
+    page.route("**/api/me/deposits", kept_then_lost)
+    page.locator("#deposit-amount").fill("20")
+    page.locator("#deposit-submit").click()
+    message = page.locator("#deposit-message")
+    expect(message).to_contain_text("il a peut-être été fait")
+    expect(message).to_contain_text("Vérifiez votre solde")
+    expect(message).not_to_contain_text("réessayez")
+    expect(page.locator("#balance")).to_have_attribute("data-cents", "7000")
+    screenshot(page, "lobby_deposit_outcome_unknown_360", full_page=False)

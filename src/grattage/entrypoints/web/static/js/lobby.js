@@ -130,7 +130,16 @@ async function deposit(cents) {
     notify(`Dépôt de ${formatEuros(cents)} effectué.`, "success", null, DEPOSIT_MESSAGE);
     $("#deposit-amount").value = "";
   } catch (error) {
-    handleError(error, DEPOSIT_MESSAGE);
+    if (error instanceof ApiError && error.code === "outcome_unknown") {
+      // The server may have kept it (its answer was lost): show the balance as it is now, and
+      // say so, rather than the purchase's « réessayez » — a second deposit would be a new one.
+      const me = await refreshBalance().catch(() => null);
+      if (me) showBalance(me.balance_cents);
+      notify("La connexion a été coupée pendant le dépôt\u00a0: il a peut-être été fait. "
+        + "Vérifiez votre solde avant de recommencer.", "error", null, DEPOSIT_MESSAGE);
+    } else {
+      handleError(error, DEPOSIT_MESSAGE);
+    }
   } finally {
     submit.disabled = false;
   }
