@@ -121,6 +121,34 @@ def test_an_idle_session_expires(client: TestClient, world: World) -> None:
     assert (response.status_code, response.json()["error"]) == (401, "unauthorized")
 
 
+def test_purchases_keep_a_session_alive_and_an_idle_session_buys_nothing(
+    client: TestClient, world: World
+) -> None:
+    """A purchase reads its session before its batch and leaves the session's writes (its last
+    use, its expiry) to the batch: both still happen."""
+    world.stock("cash")
+    register(client)
+    log_in(client)
+    assert client.post("/api/me/deposits", json={"amount_cents": 2_000}, headers=CSRF).is_success
+    idle = world.platform.policy.session_idle_seconds
+
+    def buy() -> int:
+        return client.post(
+            "/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF
+        ).status_code
+
+    world.clock.advance(idle - 10)
+    assert buy() == 201
+    world.clock.advance(idle - 10)
+    assert buy() == 201  # the previous purchase kept it alive
+    balance = client.get("/api/me").json()["balance_cents"]
+    world.clock.advance(idle + 1)
+    response = client.post("/api/games/cash/tickets", json={"mode": "auto"}, headers=CSRF)
+    assert (response.status_code, response.json()["error"]) == (401, "unauthorized")
+    log_in(client)
+    assert client.get("/api/me").json()["balance_cents"] == balance  # nothing was sold
+
+
 def test_logging_out_ends_the_session_and_clears_the_cookie(client: TestClient) -> None:
     register(client)
     token = log_in(client).json()["token"]
