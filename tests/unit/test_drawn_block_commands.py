@@ -346,11 +346,13 @@ def test_the_monitor_records_an_honest_late_draw_checks_on_and_names_a_later_for
     size = json.loads(state.read_text())["head"]["tree_size"]
     assert size == len(log.entries)  # it checked on past the violation, to the head
 
-    log.run(rounds=2, per_round=3, first_round=19)  # clean entries: named again, still exit 1
+    # Clean entries: the violation named again, but exit 0 — it was reported, and an alert on
+    # the monitor must tell a new violation from an old one (the cluster outsider's finding).
+    log.run(rounds=2, per_round=3, first_round=19)
     with serving(log) as url:
         again = run("monitor", url, "--state", str(state))
-    assert again.exit_code == 1 and again.output.count(named) == 1
-    assert "clean" not in again.output
+    assert again.exit_code == 0 and again.output.count(named) == 1
+    assert "clean" not in again.output and "no new timing violation" in again.output
     assert json.loads(state.read_text())["head"]["tree_size"] == len(log.entries)
 
     second_late = _outage(log, 22, 34)  # a second outage, later: named too
@@ -360,6 +362,7 @@ def test_the_monitor_records_an_honest_late_draw_checks_on_and_names_a_later_for
     assert both.exit_code == 1 and both.output.count(named) == 1
     assert both.output.count(f"timing violation at entry {second_late:,}:") == 1
     assert "2 timing violations of the draw recorded" in both.stderr
+    assert "1 of them new" in both.stderr
 
     log.run(rounds=2, per_round=3, first_round=37)
     forged = copy.deepcopy(log)
