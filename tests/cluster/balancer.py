@@ -82,20 +82,22 @@ class Balancer:
         headers: dict[str, str] | None = None,
     ) -> tuple[int | None, bytes]:
         """One request from ``host`` (the cluster's CA trusted), redirects not followed: its
-        status and body; (None, b"") if no answer came."""
+        status and body; (None, b"") if no answer came. ``self.last_headers``: its headers."""
         code = (
             "import http.client,json,ssl,sys,urllib.parse as p\n"
             "m,url,body,headers=sys.argv[1],sys.argv[2],sys.argv[3].encode(),json.loads(sys.argv[4])\n"
             "u=p.urlsplit(url)\n"
             f"c=http.client.HTTPSConnection(u.hostname,u.port or 443,timeout=10,context=ssl.create_default_context(cafile={str(self.root / 'tls/cert.pem')!r})) if u.scheme=='https' else http.client.HTTPConnection(u.hostname,u.port or 80,timeout=10)\n"
-            "try:\n c.request(m,u.path+('?'+u.query if u.query else ''),body=body or None,headers=headers)\n r=c.getresponse()\n sys.stdout.write(str(r.status)+'\\n'+r.read().decode('utf-8','replace'))\n"
+            "try:\n c.request(m,u.path+('?'+u.query if u.query else ''),body=body or None,headers=headers)\n r=c.getresponse()\n sys.stdout.write(str(r.status)+'\\n'+json.dumps(dict(r.getheaders()))+'\\n'+r.read().decode('utf-8','replace'))\n"
             "except OSError:\n pass\n"
         )  # fmt: skip
         ran = self.on(host, "/usr/bin/python3", "-c", code, method, url, body.decode(),
                       json.dumps(headers or {}), timeout=30)  # fmt: skip
         if not ran.stdout:
             return None, b""
-        status, _, answer = ran.stdout.partition("\n")
+        status, _, rest = ran.stdout.partition("\n")
+        headers_line, _, answer = rest.partition("\n")
+        self.last_headers = {k.lower(): v for k, v in json.loads(headers_line).items()}
         return int(status), answer.encode()
 
     def access_log(self) -> list[dict[str, Any]]:

@@ -75,6 +75,17 @@ def test_plain_http_is_sent_to_https_with_its_method_kept(cluster: Cluster) -> N
     assert status == 308
 
 
+def test_the_redirect_to_https_is_to_the_site_never_to_the_client_s_host(cluster: Cluster) -> None:
+    """The outsider's open redirect: ``Host: evil.example`` was sent to https://evil.example."""
+    status, _ = cluster.request(
+        "load", "GET", edge(cluster, "/api/games?a=1", "http"), headers={"Host": "evil.example"}
+    )
+    assert status == 308
+    location = cluster.last_headers["location"]
+    assert "evil.example" not in location and location.endswith("/api/games?a=1"), location
+    assert "server" not in cluster.last_headers or "nginx/" not in cluster.last_headers["server"]
+
+
 CUT_SECONDS = 8
 
 
