@@ -273,7 +273,10 @@ def test_an_astro_win_counts_up_too_and_ends_on_its_own_message(
     message = same_text(page.locator("#result").inner_text())
     assert message.startswith("Gagné!") and message.endswith(euros(prize))
     amounts = amounts_in(seen(page)["texts"])
-    assert amounts[0] > 0 and amounts[-1] == prize and len(set(amounts)) >= 3, amounts
+    # It counts in whole euros from the first: a 2 € win can only show 1 € then 2 € (a CI run
+    # met one and failed on « at least 3 amounts »).
+    assert amounts[0] > 0 and amounts[-1] == prize, amounts
+    assert len(set(amounts)) >= min(3, prize // 100), amounts
     screenshot(page, "celebration_astro_win_360")
 
 
