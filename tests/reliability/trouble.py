@@ -128,6 +128,7 @@ class LoadLog:
     acknowledged: dict[int, dict[str, Any]] = field(default_factory=dict)
     refused_keys: list[str] = field(default_factory=list)
     unclear_503: list[str] = field(default_factory=list)
+    outcome_unknown_keys: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     last_success: float = 0.0
 
@@ -184,9 +185,14 @@ class PurchaseLoad:
                         self.log.last_success = time.monotonic()
                     elif response.status_code == 503:
                         body = response.json()
-                        if body.get("error") != "unavailable" or not body.get("message"):
-                            self.log.unclear_503.append(response.text)
-                        self.log.refused_keys.append(key)
+                        if body.get("error") == "outcome_unknown" and body.get("message"):
+                            # Its COMMIT's connection died: it may have been kept, so it is
+                            # not a refusal (a retry with the key would tell).
+                            self.log.outcome_unknown_keys.append(key)
+                        else:
+                            if body.get("error") != "unavailable" or not body.get("message"):
+                                self.log.unclear_503.append(response.text)
+                            self.log.refused_keys.append(key)
                     else:
                         self.log.unexpected.append(f"{response.status_code} {response.text}")
                 if response.status_code == 503:
